@@ -1,0 +1,322 @@
+"""Boot a built kernel under QEMU TCG with a named NUMA topology, run one
+command in the guest and return its output and exit status.
+
+The guest's root filesystem is the host's, shared read-only over virtio-9p
+(the approach of virtme-ng, without its extra layers), so every packaged
+tool on the host (hackbench, perf, rt-app, sysbench, stress-ng, numactl,
+python3, ...) runs in the guest unchanged. A second, writable 9p share
+carries the command in and its exit status and files out. Kernel messages
+go to the first serial port, the command's output to the second, so the
+two never interleave.
+
+Any oops, BUG, WARNING, lockdep report, hung task or RCU stall in the
+console raises KernelSplat, even when the command itself succeeded.
+"""
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths
+
+GUEST_INIT = paths.REPO / "scripts" / "guest" / "init"
+
+# Console lines that mean the kernel is in trouble. Benign lines mention
+# "lockdep" and "stall" too, so these are matched precisely.
+SPLAT_PATTERNS = [
+    r"BUG:", r"WARNING:", r"Oops", r"Kernel panic", r"general protection fault",
+    r"kernel BUG at",
+    r"INFO: task .* blocked for more than", r"rcu: INFO: .* detected stall",
+    r"rcu_.* detected stalls", r"soft lockup", r"hard LOCKUP",
+    r"possible circular locking", r"inconsistent lock state",
+    r"possible recursive locking", r"possible irq lock inversion",
+    r"suspicious RCU usage", r"DEBUG_LOCKS_WARN_ON", r"scheduling while atomic",
+    r"sleeping function called from invalid context", r"UBSAN:",
+]
+SPLAT_RE = re.compile("|".join(SPLAT_PATTERNS))
+TIMESTAMP_RE = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+
+
+class GuestError(Exception):
+    """The guest did not run the command to completion."""
+
+    def __init__(self, msg, console=""):
+        tail = "\n".join(console.splitlines()[-40:])
+        super().__init__(f"{msg}\n--- last console lines ---\n{tail}" if console else msg)
+        self.console = console
+
+
+class GuestTimeout(GuestError):
+    pass
+
+
+class KernelSplat(GuestError):
+    """The kernel reported a problem; .splats holds the offending lines."""
+
+    def __init__(self, splats, console, result=None):
+        self.splats = splats
+        self.result = result
+        super().__init__("kernel reported trouble:\n  " + "\n  ".join(splats[:20]), console)
+
+
+@dataclass(frozen=True)
+class Topology:
+    name: str
+    nodes: int
+    cores: int                      # per node
+    threads: int = 1                # per core
+    distances: tuple = ()           # (src, dst, distance) for src < dst
+    memory_mb: int = 0              # 0: from the CPU count
+    note: str = ""
+
+    @property
+    def cpus(self):
+        return self.nodes * self.cores * self.threads
+
+    @property
+    def memory(self):
+        return self.memory_mb or max(2048, 256 * self.nodes, 64 * self.cpus)
+
+    def cpus_of_node(self, node):
+        per = self.cores * self.threads
+        return list(range(node * per, (node + 1) * per))
+
+    def qemu_args(self):
+        args = ["-smp", f"{self.cpus},sockets={self.nodes},cores={self.cores},"
+                f"threads={self.threads}", "-m", f"{self.memory}M"]
+        per_node = self.memory // self.nodes
+        for n in range(self.nodes):
+            args += ["-object", f"memory-backend-ram,size={per_node}M,id=mem{n}",
+                     "-numa", f"node,nodeid={n},memdev=mem{n}"]
+        for n in range(self.nodes):
+            args += ["-numa", f"cpu,node-id={n},socket-id={n}"]
+        for src, dst, val in self.distances:
+            args += ["-numa", f"dist,src={src},dst={dst},val={val}"]
+        return args
+
+
+def hop_distances(nodes, links, local=10, per_hop=6):
+    """Distance matrix from a link list: 10 local, 16 one hop, 22 two hops."""
+    hops = {}
+    for src in range(nodes):
+        seen, frontier, d = {src: 0}, [src], 0
+        while frontier:
+            d += 1
+            nxt = []
+            for a in frontier:
+                for x, y in links:
+                    for b in ((y,) if x == a else (x,) if y == a else ()):
+                        if b not in seen:
+                            seen[b] = d
+                            nxt.append(b)
+            frontier = nxt
+        for dst in range(src + 1, nodes):
+            hops[(src, dst)] = seen[dst]
+    return tuple((s, d, local + per_hop * h) for (s, d), h in sorted(hops.items()))
+
+
+# The 8-node AMD Bulldozer machine of "A Decade of Wasted Cores", Figure 4:
+# node 0 reaches 1, 2, 4 and 6 in one hop, node 3 reaches 1, 2, 4, 5 and 7,
+# nodes 1 and 2 are two hops apart, every node is within two hops.
+BULLDOZER_LINKS = [(0, 1), (0, 2), (0, 4), (0, 6), (1, 3), (2, 3), (3, 4), (3, 5),
+                   (3, 7), (1, 5), (1, 7), (2, 4), (2, 6), (4, 5), (5, 6), (5, 7),
+                   (6, 7)]
+
+PRESETS = {t.name: t for t in [
+    Topology("1", 1, 1, note="one CPU"),
+    Topology("2", 1, 2, note="latency and interactivity (no host overcommit)"),
+    Topology("2x4", 2, 4, note="8 CPUs on 2 nodes: the default"),
+    Topology("4x8", 4, 8, distances=((0, 1, 16), (0, 2, 22), (0, 3, 22),
+                                     (1, 2, 22), (1, 3, 22), (2, 3, 16)),
+             note="32 CPUs on 4 nodes, two per socket: the Opteron 6172 of the ULE paper"),
+    Topology("8x8", 8, 8, distances=hop_distances(8, BULLDOZER_LINKS),
+             note="64 CPUs on 8 nodes, some two hops apart: Figure 4 of the wasted-cores paper"),
+    Topology("smt", 1, 4, threads=2, note="4 cores x 2 SMT threads"),
+]}
+
+
+def topology(name):
+    """A preset, or NODESxCORES[xTHREADS] with QEMU's default distances."""
+    if isinstance(name, Topology):
+        return name
+    if name in PRESETS:
+        return PRESETS[name]
+    m = re.fullmatch(r"(\d+)x(\d+)(?:x(\d+))?", name)
+    if not m or not all(int(g) > 0 for g in m.groups() if g):
+        raise ValueError(f"unknown topology {name!r}: use one of "
+                         f"{', '.join(PRESETS)} or NODESxCORES[xTHREADS]")
+    return Topology(name, int(m[1]), int(m[2]), int(m[3] or 1))
+
+
+@dataclass
+class GuestResult:
+    output: str
+    status: int
+    console: str
+    seconds: float
+    outdir: Path
+    splats: list = field(default_factory=list)
+
+    def kernel_log(self):
+        return [TIMESTAMP_RE.sub("", line) for line in self.console.splitlines()]
+
+
+def find_splats(console):
+    return [TIMESTAMP_RE.sub("", line).strip() for line in console.splitlines()
+            if SPLAT_RE.search(line)]
+
+
+def qemu_command(kernel, topo, cmdline, outdir, interactive=False):
+    append = " ".join([
+        "console=ttyS0", "root=/dev/root", "rootfstype=9p",
+        "rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose", "ro",
+        f"init={GUEST_INIT}", "panic=-1", "tsc=reliable", "no_timer_check",
+        cmdline]).strip()
+    cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=multi",
+           "-cpu", "qemu64,vendor=GenuineIntel", *topo.qemu_args(),
+           "-kernel", str(kernel), "-append", append,
+           "-nodefaults", "-no-reboot", "-display", "none",
+           "-device", "virtio-rng-pci",
+           "-virtfs", "local,path=/,mount_tag=/dev/root,security_model=none,"
+                      "readonly=on,multidevs=remap",
+           "-virtfs", f"local,path={outdir},mount_tag=schedlab_out,"
+                      "security_model=none,multidevs=remap"]
+    if interactive:
+        cmd += ["-serial", "mon:stdio", "-serial", "null"]
+    else:
+        cmd += ["-serial", f"file:{outdir}/console.log",
+                "-serial", f"file:{outdir}/output.log"]
+    return cmd
+
+
+def boot(command="true", topology_name="2x4", cmdline="", config="debug", kernel=None,
+         timeout=300, files=None, outdir=None, allow_splats=False, verbose=False,
+         interactive=False):
+    """Boot, run `command` (a shell string) and return a GuestResult.
+
+    files: {name: text} written to the guest's /tmp/out before boot.
+    outdir: keep the shared folder there (default: a temporary folder that
+    is removed unless an error is raised).
+    """
+    topo = topology(topology_name)
+    kernel = Path(kernel or paths.kernel_image(config))
+    if not kernel.exists():
+        raise GuestError(f"{kernel} does not exist: run scripts/build --config {config}")
+    if not shutil.which("qemu-system-x86_64"):
+        raise GuestError("qemu-system-x86_64 is missing: run scripts/setup")
+    keep = outdir is not None
+    outdir = Path(outdir or tempfile.mkdtemp(prefix="schedlab-guest-")).resolve()
+    outdir.mkdir(parents=True, exist_ok=True)
+    for name in ("rc", "console.log", "output.log"):
+        (outdir / name).unlink(missing_ok=True)
+    (outdir / "cmd.sh").write_text(command + "\n")
+    env = {"SCHEDLAB_REPO": str(paths.REPO), "SCHEDLAB_BUILD": str(paths.BUILD),
+           "SCHEDLAB_OUT": "/tmp/out", "SCHEDLAB_TOPOLOGY": topo.name,
+           "SCHEDLAB_INTERACTIVE": "1" if interactive else "0"}
+    (outdir / "env").write_text("".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items()))
+    for name, text in (files or {}).items():
+        (outdir / name).write_text(text)
+
+    cmd = qemu_command(kernel, topo, cmdline, outdir, interactive)
+    start = time.time()
+    if interactive:
+        proc = subprocess.run(cmd)
+        return GuestResult("", proc.returncode, "", time.time() - start, outdir)
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    stop = threading.Event()
+    if verbose:
+        threading.Thread(target=_follow, args=(outdir / "console.log", stop),
+                         daemon=True).start()
+    try:
+        qemu_out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        qemu_out, _ = proc.communicate()
+        console = _read(outdir / "console.log")
+        raise GuestTimeout(f"guest did not finish within {timeout} s "
+                           f"(topology {topo.name}, command {command!r}); files in {outdir}",
+                           console)
+    finally:
+        stop.set()
+    seconds = time.time() - start
+    console = _read(outdir / "console.log")
+    output = _read(outdir / "output.log").replace("\r\n", "\n")
+    rc_file = outdir / "rc"
+    result = GuestResult(output, -1, console, seconds, outdir, find_splats(console))
+    if result.splats and not allow_splats:
+        raise KernelSplat(result.splats, console, result)
+    if not rc_file.exists():
+        raise GuestError(f"guest ended without running the command to completion "
+                         f"(qemu exit {proc.returncode}: {qemu_out.strip()[-500:]}); "
+                         f"files in {outdir}", console)
+    result.status = int(rc_file.read_text().strip() or -1)
+    if not keep:
+        shutil.rmtree(outdir, ignore_errors=True)
+    return result
+
+
+def _read(path):
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def _follow(path, stop):
+    pos = 0
+    while not stop.is_set():
+        if path.exists():
+            with open(path, errors="replace") as f:
+                f.seek(pos)
+                chunk = f.read()
+                pos = f.tell()
+            if chunk:
+                sys.stderr.write(chunk)
+        time.sleep(0.2)
+
+
+def add_args(p):
+    p.add_argument("--config", default="debug", help="kernel configuration (default: debug)")
+    p.add_argument("--kernel", help="bzImage to boot instead of the configuration's")
+    p.add_argument("-t", "--topology", default="2x4",
+                   help=f"{', '.join(PRESETS)} or NODESxCORES[xTHREADS] (default: 2x4)")
+    p.add_argument("--sched", help="scheduler for normal tasks (adds sched=NAME)")
+    p.add_argument("--append", default="", help="extra kernel command line")
+    p.add_argument("--timeout", type=int, default=600)
+    p.add_argument("--shell", action="store_true", help="interactive shell on the console")
+    p.add_argument("--outdir", help="keep the guest's shared folder here")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the console as it boots")
+    p.add_argument("--list", action="store_true", help="list the topology presets")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="shell command to run in the guest")
+    p.set_defaults(fn=main)
+
+
+def kernel_cmdline(a):
+    return " ".join(filter(None, [f"sched={a.sched}" if a.sched else "", a.append]))
+
+
+def main(a):
+    if a.list:
+        for t in PRESETS.values():
+            print(f"{t.name:5} {t.cpus:3} CPUs  {t.nodes} node(s)  {t.memory} MiB  {t.note}")
+        return 0
+    command = " ".join(a.command) or "true"
+    try:
+        res = boot(command, a.topology, kernel_cmdline(a), a.config, a.kernel, a.timeout,
+                   outdir=a.outdir, verbose=a.verbose, interactive=a.shell)
+    except (GuestError, ValueError) as e:
+        print(f"boot: {e}", file=sys.stderr)
+        return 3
+    sys.stdout.write(res.output)
+    print(f"boot: exit status {res.status} after {res.seconds:.1f} s", file=sys.stderr)
+    return res.status

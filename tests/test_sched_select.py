@@ -1,0 +1,31 @@
+"""Scheduler selection: Kconfig default, sched=, kernel.sched_class and the
+class line of /proc/<pid>/sched (Documentation/scheduler/sched-class-select.rst)."""
+
+import pytest
+
+from conftest import GUEST_TESTS, assert_tap
+
+
+def sched_lines(res):
+    return [l for l in res.kernel_log() if l.startswith("sched:")]
+
+
+def test_default_is_cfs(default_boot):
+    assert_tap(default_boot.output, "sched_class_select.sh cfs")
+    assert sched_lines(default_boot) == ["sched: normal tasks run on cfs (default)"]
+
+
+def test_sched_cfs(guest):
+    res = guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs", cmdline="sched=cfs")
+    assert_tap(res.output, "sched=cfs")
+    assert sched_lines(res) == ["sched: normal tasks run on cfs (sched=)"]
+
+
+@pytest.mark.parametrize("value", ["bogus", ""])
+def test_unknown_value_warns_once_and_keeps_default(guest, value):
+    res = guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs", topology="2",
+                cmdline=f"sched={value}")
+    assert_tap(res.output, f"sched={value}")
+    assert sched_lines(res) == [
+        f'sched: unknown scheduler "{value}" in sched= (known: cfs), keeping cfs',
+        "sched: normal tasks run on cfs (default)"]

@@ -1,0 +1,57 @@
+"""Topology presets and the QEMU arguments they produce (host only)."""
+
+import pytest
+
+from schedlab import vm
+
+
+def hops(topo):
+    return {(s, d): (v - 10) // 6 for s, d, v in topo.distances}
+
+
+def test_presets_have_the_documented_shapes():
+    shapes = {name: (t.cpus, t.nodes, t.threads) for name, t in vm.PRESETS.items()}
+    assert shapes == {"1": (1, 1, 1), "2": (2, 1, 1), "2x4": (8, 2, 1),
+                      "4x8": (32, 4, 1), "8x8": (64, 8, 1), "smt": (8, 1, 2)}
+
+
+def test_8x8_matches_figure_4_of_the_wasted_cores_paper():
+    h = hops(vm.PRESETS["8x8"])
+    assert len(h) == 28 and set(h.values()) == {1, 2}
+    assert {d for (s, d), n in h.items() if s == 0 and n == 1} == {1, 2, 4, 6}
+    one_hop_3 = {s if d == 3 else d for (s, d), n in h.items() if 3 in (s, d) and n == 1}
+    assert one_hop_3 == {1, 2, 4, 5, 7}
+    assert h[(1, 2)] == 2
+
+
+def test_qemu_arguments_place_each_socket_on_its_node():
+    args = vm.PRESETS["4x8"].qemu_args()
+    assert args[:2] == ["-smp", "32,sockets=4,cores=8,threads=1"]
+    assert "cpu,node-id=3,socket-id=3" in args
+    assert "dist,src=0,dst=2,val=22" in args
+    assert vm.PRESETS["4x8"].cpus_of_node(1) == list(range(8, 16))
+
+
+def test_custom_and_bad_topologies():
+    t = vm.topology("2x2x2")
+    assert (t.cpus, t.nodes, t.threads) == (8, 2, 2)
+    for bad in ["", "3", "0x4", "2x", "big"]:
+        with pytest.raises(ValueError, match="unknown topology"):
+            vm.topology(bad)
+
+
+def test_splat_detection_matches_trouble_not_benign_lines():
+    console = "\n".join([
+        "[    0.000] RCU lockdep checking is enabled.",
+        "[    0.100] rcu: RCU CPU stall warnings timeout set to 21 (rcu_cpu_stall_timeout).",
+        "[    1.000] hrtimer: interrupt took 45123456 ns",
+        "[    2.000] WARNING: CPU: 3 PID: 1 at kernel/sched/core.c:100 foo+0x1/0x2",
+        "[    3.000] BUG: sleeping function called from invalid context at mm/x.c:1",
+        "[    4.000] INFO: task kworker/0:1:12 blocked for more than 60 seconds.",
+        "[    5.000] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+        "[    6.000] ======================================================",
+        "[    6.001] WARNING: possible circular locking dependency detected",
+    ])
+    splats = vm.find_splats(console)
+    assert len(splats) == 5
+    assert splats[0].startswith("WARNING: CPU: 3")

@@ -1,0 +1,51 @@
+#!/bin/sh
+# In-guest TAP test of the scheduler selection (Documentation/scheduler/
+# sched-class-select.rst). Usage: sched_class_select.sh EXPECTED_CLASS
+# Checks /proc/sys/kernel/sched_class, that it is read-only, and that every
+# task with a normal policy (kernel threads and init included) reports the
+# expected class in /proc/<pid>/sched while the others report theirs.
+expected=${1:?usage: $0 EXPECTED_CLASS}
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3 (got '$1', want '$2')"; fi; }
+
+echo "TAP version 13"
+echo "1..5"
+check "$(cat /proc/sys/kernel/sched_class)" "$expected" "sysctl kernel.sched_class"
+
+if (echo cfs >/proc/sys/kernel/sched_class) 2>/dev/null; then
+	not_ok "kernel.sched_class is read-only"
+else
+	ok "kernel.sched_class is read-only"
+fi
+
+check "$(sed -n 's/^class *: *//p' /proc/self/sched)" "$expected" "this shell's class"
+
+# Field 41 of /proc/<pid>/stat is the policy: 0 normal, 3 batch, 5 idle.
+bad=""
+normal=0
+others=0
+for stat in /proc/[0-9]*/task/[0-9]*/stat; do
+	dir=${stat%/stat}
+	policy=$(sed 's/.*) //' "$stat" 2>/dev/null | cut -d' ' -f39)
+	class=$(sed -n 's/^class *: *//p' "$dir/sched" 2>/dev/null)
+	[ -n "$policy" ] && [ -n "$class" ] || continue	# exited meanwhile
+	case $policy in
+	0|3|5)
+		normal=$((normal + 1))
+		[ "$class" = "$expected" ] || bad="$bad ${dir#/proc/}:$class"
+		;;
+	*)
+		others=$((others + 1))
+		case $class in rt|dl|stop) ;; *) bad="$bad ${dir#/proc/}:policy$policy:$class" ;; esac
+		;;
+	esac
+done
+echo "# $normal normal-policy tasks, $others realtime or deadline tasks"
+check "${bad:-none}" none "every normal task is on $expected, the others on rt/dl/stop"
+
+kthreads=$(sed -n 's/^class *: *//p' /proc/2/sched)
+check "$kthreads" "$expected" "kthreadd (pid 2) is on $expected"
+exit $((fails != 0))
