@@ -186,9 +186,9 @@ def qemu_command(kernel, topo, cmdline, outdir, interactive=False):
            "-kernel", str(kernel), "-append", append,
            "-nodefaults", "-no-reboot", "-display", "none",
            "-device", "virtio-rng-pci",
-           "-virtfs", "local,path=/,mount_tag=/dev/root,security_model=none,"
+           "-virtfs", "local,id=root,path=/,mount_tag=/dev/root,security_model=none,"
                       "readonly=on,multidevs=remap",
-           "-virtfs", f"local,path={outdir},mount_tag=schedlab_out,"
+           "-virtfs", f"local,id=out,path={outdir},mount_tag=schedlab_out,"
                       "security_model=none,multidevs=remap"]
     if interactive:
         cmd += ["-serial", "mon:stdio", "-serial", "null"]
@@ -310,7 +310,8 @@ def main(a):
         for t in PRESETS.values():
             print(f"{t.name:5} {t.cpus:3} CPUs  {t.nodes} node(s)  {t.memory} MiB  {t.note}")
         return 0
-    command = " ".join(a.command) or "true"
+    words = a.command[1:] if a.command[:1] == ["--"] else a.command
+    command = " ".join(words) or "true"
     try:
         res = boot(command, a.topology, kernel_cmdline(a), a.config, a.kernel, a.timeout,
                    outdir=a.outdir, verbose=a.verbose, interactive=a.shell)

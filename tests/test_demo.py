@@ -1,0 +1,19 @@
+"""The main job's workload and report, run on the debug kernel."""
+
+import re
+
+from conftest import GUEST_TESTS
+
+
+def test_mixed_workload_reports_class_and_every_cpu(guest):
+    res = guest(f"python3 {GUEST_TESTS}/mixed_workload.py --seconds 2 --loops 50")
+    out = res.output
+    assert res.status == 0, out
+    assert "scheduler for normal tasks: cfs" in out
+    m = re.search(r"^workload tasks by class: (.+)$", out, re.M)
+    assert m and re.fullmatch(r"cfs \d+", m.group(1)), out
+    rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+(\d+)$", out, re.M)
+    assert sorted(int(r[1]) for r in rows) == list(range(8)), out
+    assert {int(r[0]) for r in rows} == {0, 1}, "CPUs must be grouped by node"
+    # Four spinners on eight CPUs keep at least four CPUs mostly busy.
+    assert sum(float(r[2]) > 50 for r in rows) >= 4, out

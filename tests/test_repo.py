@@ -1,0 +1,56 @@
+"""Repository rules: every patch is in the series and has a real commit
+message; checkpatch --strict is clean on every patch and new kernel file."""
+
+import re
+import subprocess
+
+import pytest
+
+from schedlab import paths, tree
+
+PATCHES = sorted((paths.REPO / "patches").glob("*.patch"))
+NEW_FILES = [f for f in tree.overlay_files(paths.REPO) if re.search(r"\.(c|h|rst)$|Kconfig", f)]
+
+
+def test_series_lists_every_patch_once():
+    series = tree.read_series(paths.REPO)
+    assert sorted(series) == sorted(p.name for p in PATCHES)
+    assert len(series) == len(set(series))
+
+
+@pytest.mark.parametrize("patch", PATCHES, ids=lambda p: p.name)
+def test_patch_has_subject_body_and_signoff(patch):
+    text = patch.read_text()
+    head, _, _ = text.partition("\n---\n")
+    subject = re.search(r"^Subject: \[PATCH\] (.+(?:\n .+)*)", head, re.M)
+    assert subject, "no Subject:"
+    body = head[subject.end():].strip()
+    assert re.search(r"^Signed-off-by: .+ <.+@.+>$", body, re.M), "no Signed-off-by"
+    prose = re.sub(r"^Signed-off-by: .*$", "", body, flags=re.M).strip()
+    assert len(prose.split()) >= 15, "the body must say why"
+
+
+@pytest.fixture(scope="module")
+def checkpatch():
+    script = paths.TREE / "scripts" / "checkpatch.pl"
+    if not script.exists():
+        tree.Tree().prepare(log=lambda *_: None)
+    return script
+
+
+def run_checkpatch(checkpatch, *args):
+    proc = subprocess.run(["perl", str(checkpatch), "--strict", "--no-tree",
+                           "--show-types", *args], capture_output=True, text=True)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("patch", PATCHES, ids=lambda p: p.name)
+def test_checkpatch_patch(checkpatch, patch):
+    rc, out = run_checkpatch(checkpatch, str(patch))
+    assert rc == 0 and "total: 0 errors, 0 warnings, 0 checks" in out, out
+
+
+@pytest.mark.parametrize("path", NEW_FILES)
+def test_checkpatch_new_file(checkpatch, path):
+    rc, out = run_checkpatch(checkpatch, "-f", str(paths.REPO / path))
+    assert rc == 0 and "total: 0 errors, 0 warnings, 0 checks" in out, out
