@@ -1,0 +1,47 @@
+#!/bin/sh
+# Run the kernel selftests named in selftests.list inside a guest and print
+# one TAP line per command, with the command's own output as diagnostics.
+# Usage: run_selftests.sh KSELFTEST_DIR [COLLECTION...]
+# The installed folder is copied to /tmp because some tests write beside
+# themselves and the guest's root filesystem is read-only.
+src=${1:?usage: $0 KSELFTEST_DIR [COLLECTION...]}
+shift
+list=$(dirname "$0")/selftests.list
+want=" $* "
+work=/tmp/kselftest
+rm -rf "$work" && cp -a "$src" "$work" || { echo "Bail out! cannot copy $src"; exit 1; }
+
+lines=$(grep -v '^#' "$list" | while read -r coll tmo dir cmd; do
+	[ -n "$coll" ] || continue
+	[ "$want" = "  " ] || case $want in *" $coll "*) ;; *) continue ;; esac
+	echo "$coll	$tmo	$dir	$cmd"
+done)
+total=$(printf '%s\n' "$lines" | grep -c .)
+echo "TAP version 13"
+echo "1..$total"
+n=0
+fails=0
+printf '%s\n' "$lines" | {
+while IFS='	' read -r coll tmo dir cmd; do
+	[ -n "$coll" ] || continue
+	n=$((n + 1))
+	start=$(cut -d' ' -f1 /proc/uptime)
+	(cd "$work/$coll" && exec timeout -k 5 "$tmo" $cmd) >/tmp/selftest.out 2>&1 </dev/null
+	rc=$?
+	secs=$(awk -v s="$start" '{ printf "%.1f", $1 - s }' /proc/uptime)
+	sed 's/^/# /' /tmp/selftest.out | tail -n 40
+	name="$coll: $cmd (${secs} s)"
+	todo=""
+	[ "$dir" = - ] || todo=" # TODO ${dir#TODO:}"
+	if [ $rc -eq 0 ]; then
+		echo "ok $n $name$todo"
+	elif [ $rc -eq 4 ]; then
+		echo "ok $n $name # SKIP exit status 4"
+	else
+		[ $rc -eq 124 ] && echo "# timed out after $tmo s"
+		echo "not ok $n $name (exit $rc)$todo"
+		[ -n "$todo" ] || fails=$((fails + 1))
+	fi
+done
+exit $((fails != 0))
+}
