@@ -372,7 +372,9 @@ class Tree:
             index.unlink(missing_ok=True)
         outdir.mkdir(parents=True, exist_ok=True)
         git(self.tree, "format-patch", "-q", "--cover-letter", "--zero-commit",
-            "--no-signature", "-o", str(outdir), f"pristine..{tip}")
+            "--no-signature", "-o", str(outdir), f"pristine..{tip}",
+            env={"GIT_AUTHOR_NAME": who[0], "GIT_AUTHOR_EMAIL": who[1],
+                 "GIT_COMMITTER_NAME": who[0], "GIT_COMMITTER_EMAIL": who[1]})
         self.fill_cover_letter(outdir)
         written = sorted(outdir.glob("*.patch"))
         log(f"export: {len(written)} files in {outdir} (apply with git am on 6.1.192)")

@@ -65,6 +65,25 @@ def all_tasks():
     return [t.split("/")[-1] for t in glob.glob("/proc/[0-9]*/task/[0-9]*")]
 
 
+def descendant_tasks(root):
+    """Threads of every process below `root` (the workload we started)."""
+    parent = {}
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        fields = read(stat).rpartition(")")[2].split()
+        if fields:
+            parent[stat.split("/")[2]] = fields[1]
+    below = {str(root)}
+    changed = True
+    while changed:
+        changed = False
+        for pid, ppid in parent.items():
+            if ppid in below and pid not in below:
+                below.add(pid)
+                changed = True
+    below.discard(str(root))
+    return [t.split("/")[-1] for pid in below for t in glob.glob(f"/proc/{pid}/task/*")]
+
+
 def fmt_counts(counts):
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
 
@@ -73,8 +92,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--spinners", type=int, default=0, help="default: one per two CPUs")
     ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--groups", type=int, default=4)
-    ap.add_argument("--loops", type=int, default=200)
+    ap.add_argument("--groups", type=int, default=2)
+    ap.add_argument("--loops", type=int, default=50)
     a = ap.parse_args()
     ncpu = os.cpu_count()
     spinners = a.spinners or max(1, ncpu // 2)
@@ -92,13 +111,19 @@ def main():
     spin = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(spinners)]
     hb = subprocess.Popen(["hackbench", "-g", str(a.groups), "-l", str(a.loops)],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(min(0.5, a.seconds / 2))
-    workload_pids = [p.pid for p in spin] + [hb.pid]
-    workload_pids += [t.split("/")[-1] for p in workload_pids
-                      for t in glob.glob(f"/proc/{p}/task/*")]
-    workload_pids += [c for p in [hb.pid] for c in read(f"/proc/{p}/task/{p}/children").split()]
-    work_classes = classes_of(set(map(str, workload_pids)))
-    hb_out, _ = hb.communicate()
+    # Sample while hackbench runs: its processes come and go.
+    seen = {}
+    while hb.poll() is None:
+        for tid in descendant_tasks(os.getpid()):
+            if tid not in seen:
+                cls = task_class(tid)
+                if cls != "?":
+                    seen[tid] = cls
+        time.sleep(0.2)
+    work_classes = {}
+    for cls in seen.values():
+        work_classes[cls] = work_classes.get(cls, 0) + 1
+    hb_out = hb.stdout.read()
     remaining = a.seconds - (time.monotonic() - t0)
     if remaining > 0:
         time.sleep(remaining)
@@ -112,7 +137,7 @@ def main():
     m = re.search(r"Time:\s*([\d.]+)", hb_out or "")
     print(f"workload: {spinners} spinners for {a.seconds:g} s + hackbench -g {a.groups} "
           f"-l {a.loops} (Time: {m.group(1) + ' s' if m else 'failed: ' + hb_out.strip()})")
-    print(f"workload tasks by class: {fmt_counts(work_classes)}")
+    print(f"workload tasks by class: {fmt_counts(work_classes)} (sampled while running)")
     print(f"all tasks by class:      {fmt_counts(every_class)}")
     nodes = cpu_nodes()
     print(f"{'node':>4} {'cpu':>4} {'busy%':>6} {'run ms':>8} {'switches':>9} {'slices':>7}")
