@@ -10,7 +10,7 @@ def test_mixed_workload_reports_class_and_every_cpu(guest):
     out = res.output
     assert res.status == 0, out
     assert "scheduler for normal tasks: cfs" in out
-    m = re.search(r"^workload tasks by class: (.+)$", out, re.M)
+    m = re.search(r"^workload tasks by class: (.+) \(sampled while running\)$", out, re.M)
     assert m and re.fullmatch(r"cfs \d+", m.group(1)), out
     rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+(\d+)$", out, re.M)
     assert sorted(int(r[1]) for r in rows) == list(range(8)), out

@@ -190,6 +190,9 @@ def qemu_command(kernel, topo, cmdline, outdir, interactive=False):
                       "readonly=on,multidevs=remap",
            "-virtfs", f"local,id=out,path={outdir},mount_tag=schedlab_out,"
                       "security_model=none,multidevs=remap"]
+    for tag, path in (("repo", paths.REPO), ("build", paths.BUILD)):
+        cmd += ["-virtfs", f"local,id={tag},path={path},mount_tag=schedlab_{tag},"
+                           "security_model=none,readonly=on,multidevs=remap"]
     if interactive:
         cmd += ["-serial", "mon:stdio", "-serial", "null"]
     else:
@@ -229,8 +232,9 @@ def boot(command="true", topology_name="2x4", cmdline="", config="debug", kernel
     cmd = qemu_command(kernel, topo, cmdline, outdir, interactive)
     start = time.time()
     if interactive:
-        proc = subprocess.run(cmd)
-        return GuestResult("", proc.returncode, "", time.time() - start, outdir)
+        subprocess.run(cmd)
+        rc = _read(outdir / "rc").strip()
+        return GuestResult("", int(rc) if rc else -1, "", time.time() - start, outdir)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     stop = threading.Event()
