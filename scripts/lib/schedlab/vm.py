@@ -137,7 +137,7 @@ PRESETS = {t.name: t for t in [
     Topology("2x4", 2, 4, note="8 CPUs on 2 nodes: the default"),
     Topology("4x8", 4, 8, distances=((0, 1, 16), (0, 2, 22), (0, 3, 22),
                                      (1, 2, 22), (1, 3, 22), (2, 3, 16)),
-             note="32 CPUs on 4 nodes, two per socket: the Opteron 6172 of the ULE paper"),
+             note="32 CPUs on 4 nodes, 16 within a package, 22 across: the Opteron 6172 of the ULE paper"),
     Topology("8x8", 8, 8, distances=hop_distances(8, BULLDOZER_LINKS),
              note="64 CPUs on 8 nodes, some two hops apart: Figure 4 of the wasted-cores paper"),
     Topology("smt", 1, 4, threads=2, note="4 cores x 2 SMT threads"),
