@@ -29,3 +29,12 @@ def test_unknown_value_warns_once_and_keeps_default(guest, value):
     assert sched_lines(res) == [
         f'sched: unknown scheduler "{value}" in sched= (known: cfs), keeping cfs',
         "sched: normal tasks run on cfs (default)"]
+
+
+def test_bad_value_after_a_good_one_keeps_the_good_one(guest):
+    res = guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs", topology="2",
+                cmdline="sched=cfs sched=nope")
+    assert_tap(res.output, "sched=cfs sched=nope")
+    assert sched_lines(res) == [
+        'sched: unknown scheduler "nope" in sched= (known: cfs), keeping cfs',
+        "sched: normal tasks run on cfs (sched=)"]

@@ -81,8 +81,11 @@ static int __init sched_class_setup(char *str)
 
 	if (!choice) {
 		sched_class_known_names(known, sizeof(known));
+		/* An earlier valid sched= on the same command line still holds. */
 		pr_warn("sched: unknown scheduler \"%s\" in sched= (known: %s), keeping %s\n",
-			str ?: "", known, CONFIG_SCHED_DEFAULT_NAME);
+			str ?: "", known, sched_normal_override >= 0 ?
+			sched_normal_choices[sched_normal_override].name :
+			CONFIG_SCHED_DEFAULT_NAME);
 		return 0;
 	}
 	sched_normal_override = choice - sched_normal_choices;
