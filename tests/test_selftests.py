@@ -12,9 +12,7 @@ import pytest
 from conftest import GUEST_TESTS
 from schedlab import build, paths, tap
 
-LIST = GUEST_TESTS / "selftests.list"
-COLLECTIONS = sorted({line.split()[0] for line in LIST.read_text().splitlines()
-                      if line.strip() and not line.startswith("#")})
+COLLECTIONS = build.selftest_targets()
 
 
 @pytest.fixture(scope="session")

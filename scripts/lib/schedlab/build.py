@@ -27,9 +27,15 @@ CONFIGS = {
 }
 DEBIAN_CONFIG = "/usr/src/linux-config-6.1/config.amd64_none_amd64.xz"
 
-# Kernel selftests that exercise scheduling; see tests/test_selftests.py.
-SELFTEST_TARGETS = ["rseq", "futex", "membarrier", "timers", "cpu-hotplug",
-                    "sched", "cgroup"]
+# The kernel selftests the guests run: tools/testing/sched/selftests.list.
+SELFTEST_LIST = paths.REPO / "tools" / "testing" / "sched" / "selftests.list"
+
+
+def selftest_targets():
+    """Collections named in the list, in order of first use."""
+    names = [line.split()[0] for line in SELFTEST_LIST.read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    return list(dict.fromkeys(names))
 
 
 class BuildError(Exception):
@@ -152,7 +158,7 @@ def selftests_dir():
     return paths.BUILD / "kselftest"
 
 
-def build_selftests(config="debug", jobs=None, targets=SELFTEST_TARGETS):
+def build_selftests(config="debug", jobs=None, targets=None):
     """Build and install the scheduling-related kernel selftests."""
     obj = paths.obj_dir(config)
     make(config, "headers", jobs=jobs)
@@ -161,12 +167,13 @@ def build_selftests(config="debug", jobs=None, targets=SELFTEST_TARGETS):
     args = ["make", "-s", "-C", str(paths.TREE / "tools/testing/selftests"),
             f"-j{jobs or os.cpu_count()}", f"O={paths.BUILD / 'kselftest-obj'}",
             f"KHDR_INCLUDES=-isystem {obj / 'usr/include'}",
-            f"TARGETS={' '.join(targets)}", f"INSTALL_PATH={install}", "install"]
+            f"TARGETS={' '.join(targets or selftest_targets())}",
+            f"INSTALL_PATH={install}", "install"]
     proc = subprocess.run(args, env=env)
     if proc.returncode:
         raise BuildError("building the kernel selftests failed")
-    # 6.1's sched/Makefile lists its binary in TEST_PROGS, so "install"
-    # looks for it in the source folder when building with O=: copy it.
+    # A collection that lists a built binary in TEST_PROGS (6.1's sched
+    # does) makes "install" look for it in the source folder with O=: copy it.
     built = paths.BUILD / "kselftest-obj" / "kselftest"
     missing = []
     for entry in (install / "kselftest-list.txt").read_text().split():
