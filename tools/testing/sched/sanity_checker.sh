@@ -1,0 +1,134 @@
+#!/bin/sh
+# In-guest TAP test of the sanity checker and the flight recorder
+# (Documentation/scheduler/sched-sanity.rst, sched-events.rst).
+# Usage: sanity_checker.sh OUTDIR   (OUTDIR receives flight.bin)
+#
+# A real violation is made by switching load balancing off with the cgroup
+# v1 cpuset flag sched_load_balance=0 (no sched domains: no periodic, idle or
+# wakeup balancing) and forking spinners on CPU 1 that may run anywhere.
+out=${1:?usage: $0 OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+K=/proc/sys/kernel
+R=/proc/sched_sanity
+E=/sys/kernel/debug/sched/events
+S_MS=1000
+M_MS=100
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3 (got '$1', want '$2')"; fi; }
+rejects() {	# FILE VALUE: the write must fail and leave the value alone
+	before=$(cat "$1")
+	if (echo "$2" >"$1") 2>/dev/null; then
+		not_ok "$1 rejects '$2'"
+	else
+		check "$(cat "$1")" "$before" "$1 rejects '$2'"
+	fi
+}
+reports() { sed -n '/^id /,$p' $R | tail -n +2; }
+field() { awk -v f="$1" '{ print $f }'; }	# of a report line
+# Wait up to $1 tenths of a second for "reports | $2" to print something.
+wait_for() {
+	i=0
+	while [ $i -lt "$1" ]; do
+		got=$(reports | eval "$2")
+		[ -n "$got" ] && { echo "$got"; return 0; }
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+dmesg_time() { dmesg | sed -n "s/^\[ *\([0-9.]*\)\] $1.*/\1/p" | tail -1; }
+
+echo "TAP version 13"
+echo "1..17"
+
+# Keep this shell and its children off the CPUs the scenarios use.
+taskset -pc 0 $$ >/dev/null
+
+check "$(cat $K/sched_sanity)" 0 "off by default"
+rejects $K/sched_sanity 2
+rejects $K/sched_sanity_interval_ms abc
+rejects $K/sched_sanity_interval_ms 5
+rejects $K/sched_sanity_confirm_ms 0
+if (echo nonsense >$R) 2>/dev/null; then not_ok "$R rejects 'nonsense'"; else ok "$R rejects 'nonsense'"; fi
+
+echo $S_MS >$K/sched_sanity_interval_ms
+echo $M_MS >$K/sched_sanity_confirm_ms
+echo clear >$R
+echo 1024 >$E/buffer_kb
+echo flight >$E/mode
+echo start >$E/control
+echo 1 >$K/sched_sanity
+
+mkdir -p /tmp/cpuset
+mount -t cgroup -o cpuset cpuset /tmp/cpuset
+echo 0 >/tmp/cpuset/cpuset.sched_load_balance
+
+# 1. A persistent violation is confirmed within S + M of its start.
+python3 "$here/spinners.py" --count 3 --from-cpu 1 >/tmp/spin.out &
+spin=$!
+while ! grep -q pids /tmp/spin.out 2>/dev/null; do sleep 0.1; done
+echo "sanity_checker: spinners running" >/dev/kmsg
+line=$(wait_for 50 "awk '\$5 == 1'")
+if [ -n "$line" ]; then
+	ok "violation with CPU 1 busy reported"
+	id=$(echo "$line" | field 1)
+	echo "# $line"
+	start=$(dmesg_time "sanity_checker: spinners running")
+	seen=$(dmesg_time "sched_sanity: CPU [0-9]* idle .*(report $id)")
+	late=$(awk -v a="$start" -v b="$seen" -v l=$(((S_MS + M_MS) * 11 / 10)) \
+		'BEGIN { print (b - a) * 1000 <= l ? "in time" : "late: " (b - a) * 1000 " ms" }')
+	check "$late" "in time" "confirmed within S + M (+10%) of the spinners running"
+	check "$(echo "$line" | field 7)" ongoing "still ongoing while balancing is off"
+	check "$(cat $E/control)" frozen "flight recording frozen by the violation"
+	check "$(sed -n 's/^frozen_report //p' $E/stats)" "$id" "frozen window belongs to report $id"
+	cat $E/dump >"$out/flight.bin"
+	echo "# flight dump: $(wc -c <"$out/flight.bin") bytes, report $id"
+	echo "$id" >"$out/flight.id"
+else
+	for i in 1 2 3 4 5; do not_ok "violation with CPU 1 busy reported"; done
+	cat $R | sed 's/^/# /'
+fi
+
+# 2. It ends once balancing is back, and the report says how.
+echo 1 >/tmp/cpuset/cpuset.sched_load_balance
+if [ -n "$id" ] && end=$(wait_for 100 "awk '\$1 == $id && \$7 != \"ongoing\"'"); then
+	echo "# $end"
+	check "$(echo "$end" | field 7)" migrated "ended by migration once balancing is back"
+else
+	not_ok "ended by migration once balancing is back"
+fi
+kill $spin
+wait $spin 2>/dev/null
+echo stop >$E/control
+if dmesg | grep -q "sched_sanity: CPU [0-9]* idle for [0-9]* ms while CPU"; then
+	ok "one-line warning in dmesg"
+else
+	not_ok "one-line warning in dmesg"
+fi
+
+# 3. Waiting tasks that cannot move are not a violation, even unbalanced.
+echo 0 >/tmp/cpuset/cpuset.sched_load_balance
+echo clear >$R
+python3 "$here/spinners.py" --count 3 --from-cpu 2 --pinned --seconds 4 >/dev/null
+check "$(reports | awk '$5 == 2' | wc -l)" 0 "pinned waiters on CPU 2: nothing reported"
+echo 1 >/tmp/cpuset/cpuset.sched_load_balance
+
+# 4. A steady hackbench run with balancing on reports nothing.
+echo clear >$R
+taskset -pc 0-$(($(nproc) - 1)) $$ >/dev/null
+hackbench -g 2 -f 4 -l 40 >/dev/null
+check "$(reports | wc -l)" 0 "steady hackbench: nothing reported"
+sed -n 2p $R | sed 's/^/# /'
+
+# 5. Switching off ends what is being followed; clear empties the list.
+echo 0 >$K/sched_sanity
+check "$(sed -n 's/^enabled //p' $R | field 1)" 0 "switched off"
+echo clear >$R
+check "$(reports | wc -l)" 0 "clear empties the list"
+umount /tmp/cpuset
+
+echo "# $fails of $n failed"
+[ $fails -eq 0 ]
