@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "lib"))
 
 from schedlab import build, paths, tap, vm  # noqa: E402
 
-GUEST_TESTS = paths.REPO / "tools" / "testing" / "sched"
+GUEST_TESTS = paths.GUEST_TESTS
 
 
 @pytest.fixture(scope="session")
@@ -30,12 +30,7 @@ def guest(debug_kernel):
     return run
 
 
-def assert_tap(text, what="guest test"):
-    """Fail with every not-ok point, a missing plan or a bail-out."""
-    result = tap.parse(text)
-    problems = result.problems()
-    assert not problems, f"{what}:\n  " + "\n  ".join(problems) + f"\n--- output ---\n{text}"
-    return result
+assert_tap = tap.assert_ok
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 import re
 
-from conftest import GUEST_TESTS
+from schedlab.paths import GUEST_TESTS
 
 
 def test_mixed_workload_reports_class_and_every_cpu(guest):

@@ -3,7 +3,8 @@ class line of /proc/<pid>/sched (Documentation/scheduler/sched-class-select.rst)
 
 import pytest
 
-from conftest import GUEST_TESTS, assert_tap
+from schedlab.paths import GUEST_TESTS
+from schedlab.tap import assert_ok as assert_tap
 
 
 def sched_lines(res):

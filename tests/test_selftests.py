@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from conftest import GUEST_TESTS
+from schedlab.paths import GUEST_TESTS
 from schedlab import build, paths, tap
 
 COLLECTIONS = build.selftest_targets()

@@ -373,9 +373,10 @@ static void sanity_follow(u64 now)
 			r = sanity_new_report(sw);
 			sw->report = r;
 			sanity_stat.violations++;
-			r->events_frozen = sched_events_freeze(r->id);
+			/* Record the confirmation first so the frozen window holds it. */
 			trace_sanity_violation(r->id, SCHED_SANITY_CONFIRM, sw->idle_cpu,
 					       sw->busy_cpu);
+			r->events_frozen = sched_events_freeze(r->id);
 			pr_warn_ratelimited("sched_sanity: CPU %d idle for %llu ms while CPU %d has %u runnable, %s/%d could run there (report %u)\n",
 					    sw->idle_cpu,
 					    div_u64(now - sw->start_ns, NSEC_PER_MSEC),

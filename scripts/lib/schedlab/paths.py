@@ -4,6 +4,8 @@ import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
+# In-guest test programs (TAP), run from the host filesystem over 9p.
+GUEST_TESTS = REPO / "tools" / "testing" / "sched"
 BUILD = Path(os.environ.get("SCHEDLAB_BUILD", REPO / "build")).resolve()
 TREE = BUILD / "linux"
 SOURCE_TARBALL = Path(os.environ.get("SCHEDLAB_SOURCE",

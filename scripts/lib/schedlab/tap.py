@@ -112,3 +112,11 @@ def kunit_suites(console):
             continue
         body.append(line)
     return suites
+
+
+def assert_ok(text, what="guest test"):
+    """For tests: fail with every not-ok point, a missing plan or a bail-out."""
+    result = parse(text)
+    problems = result.problems()
+    assert not problems, f"{what}:\n  " + "\n  ".join(problems) + f"\n--- output ---\n{text}"
+    return result

@@ -1,0 +1,69 @@
+#!/bin/sh
+# In-guest part of the event recorder round trip
+# (Documentation/scheduler/sched-events.rst). Usage: events_record.sh OUTDIR
+#
+# Records a known workload twice over: with the recorder (binary dump) while
+# ftrace records the same task_migrate tracepoint, then with trace-cmd. The
+# host decodes OUTDIR/{recorder.bin,ftrace.txt,trace.dat} and compares them
+# with what hopper.py says it did (OUTDIR/hopper.txt). Also checks the
+# control files' answers to bad input. TAP on stdout.
+out=${1:?usage: $0 OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+E=/sys/kernel/debug/sched/events
+T=/sys/kernel/tracing
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3 (got '$1', want '$2')"; fi; }
+rejects() {	# FILE VALUE
+	before=$(cat "$1")
+	if (echo "$2" >"$1") 2>/dev/null; then
+		not_ok "$1 rejects '$2'"
+	else
+		check "$(cat "$1")" "$before" "$1 rejects '$2'"
+	fi
+}
+
+echo "TAP version 13"
+echo "1..12"
+
+check "$(cat $E/control)" stopped "recorder stopped at boot"
+if cat $E/dump >/dev/null 2>&1; then not_ok "no dump before a recording"; else ok "no dump before a recording"; fi
+rejects $E/control bogus
+rejects $E/mode sometimes
+rejects $E/buffer_kb 3
+rejects $E/buffer_kb 99999999
+rejects $E/buffer_kb lots
+
+echo fill >$E/mode
+echo 4096 >$E/buffer_kb
+echo >$T/trace
+echo 1 >$T/events/sched_events/task_migrate/enable
+echo start >$E/control
+check "$(cat $E/control)" recording "recording after start"
+if (echo 64 >$E/buffer_kb) 2>/dev/null; then not_ok "buffer size locked while recording"; else ok "buffer size locked while recording"; fi
+python3 "$here/hopper.py" 2 >"$out/hopper.txt"
+hackbench -g 1 -f 4 -l 20 >/dev/null
+echo stop >$E/control
+echo 0 >$T/events/sched_events/task_migrate/enable
+check "$(cat $E/control)" stopped "stopped after stop"
+cat $E/dump >"$out/recorder.bin"
+cat $E/stats >"$out/recorder.stats"
+cat $T/trace >"$out/ftrace.txt"
+echo "# $(wc -c <"$out/recorder.bin") bytes dumped; $(grep -c task_migrate: "$out/ftrace.txt") ftrace task_migrate lines"
+
+# trace-cmd records the same tracepoints through ftrace.
+cd "$out" || exit 1
+if trace-cmd record -q -e sched_events -o "$out/trace.dat" \
+	hackbench -g 1 -f 4 -l 20 >/dev/null 2>"$out/trace-cmd.err"; then
+	ok "trace-cmd record -e sched_events"
+else
+	not_ok "trace-cmd record -e sched_events"
+	sed 's/^/# /' "$out/trace-cmd.err"
+fi
+echo release >$E/control
+if cat $E/dump >/dev/null 2>&1; then not_ok "release frees the buffers"; else ok "release frees the buffers"; fi
+
+echo "# $fails of $n failed"
+[ $fails -eq 0 ]
