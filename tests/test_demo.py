@@ -2,11 +2,15 @@
 
 import re
 
+from schedlab import demo
 from schedlab.paths import GUEST_TESTS
 
 
-def test_mixed_workload_reports_class_and_every_cpu(guest):
-    res = guest(f"python3 {GUEST_TESTS}/mixed_workload.py --seconds 2 --loops 50")
+def test_mixed_workload_reports_class_and_every_cpu(guest, tmp_path):
+    """The demo's guest command: the workload, recorded, with the checker on."""
+    res = guest(demo.RECORDED.format(
+        command=f"python3 {GUEST_TESTS}/mixed_workload.py --seconds 2 --loops 50"),
+        outdir=tmp_path)
     out = res.output
     assert res.status == 0, out
     assert "scheduler for normal tasks: cfs" in out
@@ -17,3 +21,5 @@ def test_mixed_workload_reports_class_and_every_cpu(guest):
     assert {int(r[0]) for r in rows} == {0, 1}, "CPUs must be grouped by node"
     # Four spinners on eight CPUs keep at least four CPUs mostly busy.
     assert sum(float(r[2]) > 50 for r in rows) >= 4, out
+    assert re.search(r"^sanity checker: checks [1-9]\d* .* violations 0 ", out, re.M), out
+    assert (tmp_path / "events.bin").read_bytes()[:8] == b"SCHEDEVT"

@@ -1,11 +1,26 @@
 """The main job: prepare, build, boot an emulated NUMA VM, run a short mixed
 workload and show which class scheduled it and what every CPU did."""
 
+import shutil
+import subprocess
 import sys
 
 from . import build, paths, vm
 
 WORKLOAD = paths.REPO / "tools" / "testing" / "sched" / "mixed_workload.py"
+SCHED_VIS = paths.REPO / "tools" / "sched-vis" / "sched-vis"
+
+# Record the workload with the event recorder and the sanity checker on,
+# then leave the dump in the shared folder for sched-vis on the host.
+RECORDED = """E=/sys/kernel/debug/sched/events
+echo fill >$E/mode; echo 4096 >$E/buffer_kb; echo start >$E/control
+echo 1 >/proc/sys/kernel/sched_sanity
+{command}
+rc=$?
+echo stop >$E/control
+cat $E/dump >/tmp/out/events.bin
+echo "sanity checker: $(sed -n 2p /proc/sched_sanity)"
+exit $rc"""
 
 
 def add_args(p):
@@ -27,9 +42,11 @@ def main(a):
     topo = vm.topology(a.topology)
     print(f"demo: booting the {a.config} kernel on {topo.name} ({topo.cpus} CPUs, "
           f"{topo.nodes} nodes){' with sched=' + a.sched if a.sched else ''}", flush=True)
+    command = RECORDED.format(command=f"python3 {WORKLOAD} --seconds {a.seconds}")
     try:
-        res = vm.boot(f"python3 {WORKLOAD} --seconds {a.seconds}" if not a.shell else "true",
-                      topo, cmdline, a.config, timeout=900, interactive=a.shell)
+        res = vm.boot(command if not a.shell else "true",
+                      topo, cmdline, a.config, timeout=900, interactive=a.shell,
+                      outdir=paths.BUILD / "demo-guest")
     except vm.GuestError as e:
         print(f"demo: {e}", file=sys.stderr)
         return 1
@@ -39,5 +56,26 @@ def main(a):
         if line.startswith("sched:"):
             print(f"kernel: {line}")
     sys.stdout.write(res.output)
+    show_events(res.outdir / "events.bin", topo)
     print(f"demo: guest ran {res.seconds:.1f} s in all, exit status {res.status}")
     return res.status
+
+
+def show_events(dump, topo):
+    """Keep the recording, draw it and summarise idle-while-overloaded time."""
+    if not dump.exists():
+        print("demo: no event recording came back", file=sys.stderr)
+        return
+    kept = paths.BUILD / "demo-events.bin"
+    shutil.copyfile(dump, kept)
+    dump.unlink()
+    png = paths.BUILD / "demo-heatmap.png"
+    for args in (["heatmap", kept, "--migrations", "--violations", "-o", png,
+                  "--title", f"demo workload on {topo.name}"],
+                 ["idle-overload", kept, "--top", "3"]):
+        r = subprocess.run([sys.executable, str(SCHED_VIS), *map(str, args)],
+                           capture_output=True, text=True)
+        sys.stdout.write(r.stdout)
+        if r.returncode:
+            print(f"demo: sched-vis {args[0]}: {r.stderr.strip()}", file=sys.stderr)
+    print(f"events: {kept}; heatmap: {png}")
