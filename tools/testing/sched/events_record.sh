@@ -26,7 +26,7 @@ rejects() {	# FILE VALUE
 }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..13"
 
 check "$(cat $E/control)" stopped "recorder stopped at boot"
 if cat $E/dump >/dev/null 2>&1; then not_ok "no dump before a recording"; else ok "no dump before a recording"; fi
@@ -62,6 +62,14 @@ else
 	not_ok "trace-cmd record -e sched_events"
 	sed 's/^/# /' "$out/trace-cmd.err"
 fi
+# perf counts the same tracepoints.
+count=$(perf stat -x, -e sched_events:rq_nr_running -e sched_events:cpus_considered \
+	-- hackbench -g 1 -f 2 -l 5 2>&1 >/dev/null | awk -F, '/sched_events/ { print $1 }')
+echo "# perf stat counts: $(echo $count)"
+case "$(echo $count | awk '{ print ($1 > 0 && $2 > 0) ? "yes" : "no" }')" in
+yes) ok "perf stat -e sched_events:..." ;;
+*) not_ok "perf stat -e sched_events:... (got '$count')" ;;
+esac
 echo release >$E/control
 if cat $E/dump >/dev/null 2>&1; then not_ok "release frees the buffers"; else ok "release frees the buffers"; fi
 
