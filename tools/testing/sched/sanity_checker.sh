@@ -66,12 +66,15 @@ mkdir -p /tmp/cpuset
 mount -t cgroup -o cpuset cpuset /tmp/cpuset
 echo 0 >/tmp/cpuset/cpuset.sched_load_balance
 
-# 1. A persistent violation is confirmed within S + M of its start.
-python3 "$here/spinners.py" --count 3 --from-cpu 1 >/tmp/spin.out &
+# 1. A persistent violation is confirmed within S + M of its start. The
+# spinners may not use CPU 0, where this shell and its children run, so
+# the idle CPU of the violation stays idle.
+python3 "$here/spinners.py" --count 3 --from-cpu 1 --allowed 1-$(($(nproc) - 1)) \
+	>/tmp/spin.out &
 spin=$!
 while ! grep -q pids /tmp/spin.out 2>/dev/null; do sleep 0.1; done
 echo "sanity_checker: spinners running" >/dev/kmsg
-line=$(wait_for 50 "awk '\$5 == 1'")
+line=$(wait_for 50 "awk '\$5 == 1'" | head -n 1)
 if [ -n "$line" ]; then
 	ok "violation with CPU 1 busy reported"
 	id=$(echo "$line" | field 1)
@@ -79,14 +82,20 @@ if [ -n "$line" ]; then
 	start=$(dmesg_time "sanity_checker: spinners running")
 	seen=$(dmesg_time "sched_sanity: CPU [0-9]* idle .*(report $id)")
 	late=$(awk -v a="$start" -v b="$seen" -v l=$(((S_MS + M_MS) * 11 / 10)) \
-		'BEGIN { print (b - a) * 1000 <= l ? "in time" : "late: " (b - a) * 1000 " ms" }')
+		'BEGIN { if (b == "") print "no dmesg line"
+			 else print (b - a) * 1000 <= l ? "in time" : "late: " (b - a) * 1000 " ms" }')
 	check "$late" "in time" "confirmed within S + M (+10%) of the spinners running"
-	check "$(echo "$line" | field 7)" ongoing "still ongoing while balancing is off"
+	# A pair can end when its idle CPU briefly runs a kernel thread; the
+	# checker then finds the violation again with another idle CPU.
+	live=$(wait_for 30 "awk '\$5 == 1 && \$7 == \"ongoing\"'" | tail -n 1)
+	check "$(echo "$live" | field 7)" ongoing "still ongoing while balancing is off"
+	id=$(echo "$live" | field 1)
 	check "$(cat $E/control)" frozen "flight recording frozen by the violation"
-	check "$(sed -n 's/^frozen_report //p' $E/stats)" "$id" "frozen window belongs to report $id"
+	first=$(echo "$line" | field 1)
+	check "$(sed -n 's/^frozen_report //p' $E/stats)" "$first" "frozen window belongs to report $first"
 	cat $E/dump >"$out/flight.bin"
-	echo "# flight dump: $(wc -c <"$out/flight.bin") bytes, report $id"
-	echo "$id" >"$out/flight.id"
+	echo "# flight dump: $(wc -c <"$out/flight.bin") bytes, report $first"
+	echo "$first" >"$out/flight.id"
 else
 	for i in 1 2 3 4 5; do not_ok "violation with CPU 1 busy reported"; done
 	cat $R | sed 's/^/# /'

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Start CPU-bound spinners from one CPU (in-guest helper).
 
-spinners.py --count N --from-cpu C [--pinned] [--seconds S]
+spinners.py --count N --from-cpu C [--pinned | --allowed LIST] [--seconds S]
 
 The parent binds itself to --from-cpu and forks N children, so fork
 placement starts them there. Each child then allows itself every online
-CPU (or stays bound to --from-cpu with --pinned) and spins. Prints one
+CPU, or the CPUs in --allowed (e.g. 1-7), or stays bound to --from-cpu
+with --pinned, and spins. Prints one
 line "pids P1 P2 ..." once all spin, then waits S seconds (default: until
 killed) and kills them.
 """
@@ -16,13 +17,17 @@ import sys
 import time
 
 
-def online_cpus():
+def cpu_list(text):
     cpus = set()
-    with open("/sys/devices/system/cpu/online") as f:
-        for part in f.read().strip().split(","):
-            lo, _, hi = part.partition("-")
-            cpus.update(range(int(lo), int(hi or lo) + 1))
+    for part in text.strip().split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
     return cpus
+
+
+def online_cpus():
+    with open("/sys/devices/system/cpu/online") as f:
+        return cpu_list(f.read())
 
 
 def main():
@@ -30,12 +35,14 @@ def main():
     ap.add_argument("--count", type=int, default=3)
     ap.add_argument("--from-cpu", type=int, default=1)
     ap.add_argument("--pinned", action="store_true")
+    ap.add_argument("--allowed", type=cpu_list, help="CPU list the children may use")
     ap.add_argument("--seconds", type=float, default=0)
     args = ap.parse_args()
 
     # Clean up on kill(1) too: SIGTERM would otherwise skip "finally".
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    everywhere = online_cpus()     # not our own mask: the caller may be pinned
+    # Not our own mask: the caller may be pinned.
+    everywhere = args.allowed or online_cpus()
     os.sched_setaffinity(0, {args.from_cpu})
     pids = []
     for _ in range(args.count):
