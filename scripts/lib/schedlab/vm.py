@@ -55,6 +55,10 @@ class GuestError(Exception):
         self.console = console
 
 
+class QemuCrash(GuestError):
+    """QEMU itself died of a signal before the guest's command started."""
+
+
 class GuestTimeout(GuestError):
     pass
 
@@ -201,9 +205,21 @@ def qemu_command(kernel, topo, cmdline, outdir, interactive=False):
     return cmd
 
 
-def boot(command="true", topology_name="2x4", cmdline="", config="debug", kernel=None,
-         timeout=300, files=None, outdir=None, allow_splats=False, verbose=False,
-         interactive=False):
+def boot(*args, **kw):
+    """Boot, run `command` (a shell string) and return a GuestResult; see
+    _boot_once(). QEMU (TCG, multi-threaded) has been seen to die of SIGSEGV
+    while the guest was still probing PCI, before our command or any of our
+    kernel code ran: that one boot is retried once, saying so."""
+    try:
+        return _boot_once(*args, **kw)
+    except QemuCrash as e:
+        print(f"vm: {str(e).splitlines()[0]}; booting once more", file=sys.stderr)
+        return _boot_once(*args, **kw)
+
+
+def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", kernel=None,
+               timeout=300, files=None, outdir=None, allow_splats=False, verbose=False,
+               interactive=False):
     """Boot, run `command` (a shell string) and return a GuestResult.
 
     files: {name: text} written to the guest's /tmp/out before boot.
@@ -260,6 +276,9 @@ def boot(command="true", topology_name="2x4", cmdline="", config="debug", kernel
     if result.splats and not allow_splats:
         raise KernelSplat(result.splats, console, result)
     if not rc_file.exists():
+        if proc.returncode < 0 and not output:
+            raise QemuCrash(f"qemu died of signal {-proc.returncode} before the command "
+                            f"started; files in {outdir}", console)
         raise GuestError(f"guest ended without running the command to completion "
                          f"(qemu exit {proc.returncode}: {qemu_out.strip()[-500:]}); "
                          f"files in {outdir}", console)
