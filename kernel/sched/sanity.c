@@ -176,6 +176,17 @@ static bool sanity_cpu_idle(int cpu)
 	return cpu_active(cpu) && idle_cpu(cpu);
 }
 
+/* The live task a waiter record names, or NULL once it exits. Under RCU. */
+static struct task_struct *sanity_lookup(const struct sanity_waiter *w)
+{
+	struct task_struct *p = find_task_by_pid_ns(w->pid, &init_pid_ns);
+
+	if (!p || p->start_time != w->start_time || p->exit_state ||
+	    (p->flags & PF_EXITING))
+		return NULL;
+	return p;
+}
+
 /*
  * Did one of the tasks seen waiting at the first look wait all along? It is
  * still queued on the busy CPU and not running. Without this, two unrelated
@@ -189,9 +200,9 @@ static bool sanity_same_waiter(struct sanity_watch *sw)
 
 	rcu_read_lock();
 	for (i = 0; i < sw->nr_waiters && !same; i++) {
-		p = find_task_by_pid_ns(sw->waiter[i].pid, &init_pid_ns);
-		same = p && p->start_time == sw->waiter[i].start_time &&
-		       task_cpu(p) == sw->busy_cpu && task_on_rq_queued(p) && !task_curr(p);
+		p = sanity_lookup(&sw->waiter[i]);
+		same = p && task_cpu(p) == sw->busy_cpu && task_on_rq_queued(p) &&
+		       !task_curr(p);
 	}
 	rcu_read_unlock();
 	return same;
@@ -239,7 +250,7 @@ static void sanity_scan(u64 now)
 	sanity_stat.checks++;
 	cpumask_clear(&sanity_idle);
 	for_each_online_cpu(cpu)
-		if (cpu_active(cpu) && idle_cpu(cpu))
+		if (sanity_cpu_idle(cpu))
 			__cpumask_set_cpu(cpu, &sanity_idle);
 
 	/* Idle CPUs already being watched are not offered twice. */
@@ -297,9 +308,8 @@ static enum sanity_end sanity_why_ended(struct sanity_watch *sw, bool idle_still
 
 	rcu_read_lock();
 	for (i = 0; i < sw->nr_waiters; i++) {
-		p = find_task_by_pid_ns(sw->waiter[i].pid, &init_pid_ns);
-		if (!p || p->start_time != sw->waiter[i].start_time || p->exit_state ||
-		    (p->flags & PF_EXITING)) {
+		p = sanity_lookup(&sw->waiter[i]);
+		if (!p) {
 			exited++;
 			continue;
 		}
