@@ -30,6 +30,15 @@ def test_patch_has_subject_body_and_signoff(patch):
     assert len(prose.split()) >= 15, "the body must say why"
 
 
+@pytest.mark.parametrize("patch", PATCHES, ids=lambda p: p.name)
+def test_patch_file_has_no_trailing_whitespace(patch):
+    """Checked on the file itself, as a diff of patches/ shows it (checkpatch
+    reads the patch's own lines and would not see a lone-space context)."""
+    bad = [n for n, line in enumerate(patch.read_text().splitlines(), 1)
+           if line != line.rstrip()]
+    assert not bad, f"trailing whitespace on lines {bad[:10]}"
+
+
 @pytest.fixture(scope="module")
 def checkpatch():
     script = paths.TREE / "scripts" / "checkpatch.pl"

@@ -160,6 +160,21 @@ def test_refresh_folds_edit_into_the_patch_that_touches_the_file(fake):
     assert "extra.o" in (other.tree / "kernel/sched/Makefile").read_text()
 
 
+def test_refresh_writes_blank_context_without_trailing_space(fake):
+    """Blank source lines in a hunk's context are written as empty lines,
+    which git am still applies."""
+    fake.prepare(log=quiet)
+    kc = fake.tree / "init/Kconfig"
+    kc.write_text(kc.read_text().replace("\tbool\n", "\tbool\n\thelp\n\t  Clamp.\n"))
+    assert fake.refresh(log=quiet) == ["kconfig.patch"]
+    patch = (fake.repo / "patches" / "kconfig.patch").read_text()
+    diff = patch[patch.index("\ndiff --git "):]
+    assert "\n\n" in diff and not any(line.endswith((" ", "\t")) for line in diff.splitlines())
+    other = Tree(fake.repo, fake.tree.parent / "again", fake.source)
+    other.prepare(log=quiet)
+    assert "Clamp." in (other.tree / "init/Kconfig").read_text()
+
+
 def test_refresh_untouched_file_needs_new_patch(fake):
     fake.prepare(log=quiet)
     core = fake.tree / "kernel/sched/core.c"

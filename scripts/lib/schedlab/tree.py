@@ -24,6 +24,17 @@ BOT = {"GIT_COMMITTER_NAME": "schedlab", "GIT_COMMITTER_EMAIL": "schedlab@localh
 SKIP_NAMES = re.compile(r"(~$|\.swp$|\.orig$|\.rej$|\.pyc$)")
 
 
+def blank_context(patch):
+    """Write the context line of an empty source line as an empty line, not
+    a lone space: git apply reads both the same, and the patch files then
+    have no trailing whitespace for checkpatch or editors to trip on."""
+    head, sep, body = patch.partition("\ndiff --git ")
+    if not sep:
+        return patch
+    lines = body.split("\n")
+    return head + sep + "\n".join("" if line == " " else line for line in lines)
+
+
 class TreeError(Exception):
     """A failure the user must act on; the message says what to do."""
 
@@ -313,8 +324,8 @@ class Tree:
                 # Untouched by this refresh: keep the file as its author wrote it.
                 applied.append({"name": name, "sha": file_sha(dst), "commit": commit})
                 continue
-            text = git(self.tree, "format-patch", "-1", "--stdout", "--zero-commit",
-                       "--no-signature", commit).stdout
+            text = blank_context(git(self.tree, "format-patch", "-1", "--stdout",
+                                     "--zero-commit", "--no-signature", commit).stdout)
             if not dst.exists() or dst.read_text() != text:
                 dst.write_text(text)
                 written.append(name)
