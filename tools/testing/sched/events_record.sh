@@ -11,19 +11,7 @@ out=${1:?usage: $0 OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 E=/sys/kernel/debug/sched/events
 T=/sys/kernel/tracing
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3 (got '$1', want '$2')"; fi; }
-rejects() {	# FILE VALUE
-	before=$(cat "$1")
-	if (echo "$2" >"$1") 2>/dev/null; then
-		not_ok "$1 rejects '$2'"
-	else
-		check "$(cat "$1")" "$before" "$1 rejects '$2'"
-	fi
-}
+. "$here/tap.sh"
 
 echo "TAP version 13"
 echo "1..13"
@@ -73,5 +61,4 @@ esac
 echo release >$E/control
 if cat $E/dump >/dev/null 2>&1; then not_ok "release frees the buffers"; else ok "release frees the buffers"; fi
 
-echo "# $fails of $n failed"
-[ $fails -eq 0 ]
+tap_done

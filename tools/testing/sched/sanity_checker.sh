@@ -13,19 +13,7 @@ R=/proc/sched_sanity
 E=/sys/kernel/debug/sched/events
 S_MS=1000
 M_MS=100
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3 (got '$1', want '$2')"; fi; }
-rejects() {	# FILE VALUE: the write must fail and leave the value alone
-	before=$(cat "$1")
-	if (echo "$2" >"$1") 2>/dev/null; then
-		not_ok "$1 rejects '$2'"
-	else
-		check "$(cat "$1")" "$before" "$1 rejects '$2'"
-	fi
-}
+. "$here/tap.sh"
 reports() { sed -n '/^id /,$p' $R | tail -n +2; }
 field() { awk -v f="$1" '{ print $f }'; }	# of a report line
 # Wait up to $1 tenths of a second for "reports | $2" to print something.
@@ -139,5 +127,4 @@ echo clear >$R
 check "$(reports | wc -l)" 0 "clear empties the list"
 umount /tmp/cpuset
 
-echo "# $fails of $n failed"
-[ $fails -eq 0 ]
+tap_done

@@ -5,11 +5,7 @@
 # task with a normal policy (kernel threads and init included) reports the
 # expected class in /proc/<pid>/sched while the others report theirs.
 expected=${1:?usage: $0 EXPECTED_CLASS}
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3 (got '$1', want '$2')"; fi; }
+. "$(dirname "$0")/tap.sh"
 
 echo "TAP version 13"
 echo "1..5"
@@ -55,4 +51,4 @@ check "${bad:-none}" none "every normal task is on $expected, the others on rt/d
 
 kthreads=$(sed -n 's/^class *: *//p' /proc/2/sched)
 check "$kthreads" "$expected" "kthreadd (pid 2) is on $expected"
-exit $((fails != 0))
+tap_done
