@@ -16,6 +16,7 @@ enum sched_ev_kind {
 	SCHED_EV_FORK_IDLEST_GROUP	= 1,	/* CFS find_idlest_group() */
 	SCHED_EV_LB_GROUP_STATS		= 2,	/* CFS update_sg_lb_stats() */
 	SCHED_EV_LB_BUSIEST_QUEUE	= 3,	/* CFS find_busiest_queue() */
+	SCHED_EV_WAKE_IDLE_LONGEST	= 4,	/* CFS select_idle_longest() */
 	SCHED_EV_ULE_FIRST		= 16,	/* 16-31: the ULE class */
 	SCHED_EV_BMQ_FIRST		= 32,	/* 32-47: the BMQ class */
 };

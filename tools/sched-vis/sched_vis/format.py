@@ -38,6 +38,7 @@ KIND_NAMES = {
     1: "fork_idlest_group",
     2: "lb_group_stats",
     3: "lb_busiest_queue",
+    4: "wake_idle_longest",
 }
 
 REASON_NAMES = {
