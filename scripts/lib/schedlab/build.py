@@ -186,3 +186,18 @@ def build_selftests(config="debug", jobs=None, targets=None):
     if missing:
         raise BuildError("kernel selftests not built: " + ", ".join(missing))
     return install
+
+
+def guest_program(name):
+    """Compile tools/testing/sched/NAME.c for the guest (which shares the
+    host's root and libraries) into build/tools/NAME, when out of date."""
+    src = paths.GUEST_TESTS / f"{name}.c"
+    out = paths.BUILD / "tools" / name
+    if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror",
+                               "-Wno-unused-parameter", "-pthread", "-o", str(out),
+                               str(src)], capture_output=True, text=True)
+        if proc.returncode:
+            raise BuildError(f"compiling {src.name} failed:\n{proc.stderr}")
+    return out

@@ -1,0 +1,119 @@
+"""The "wasted cores" scenarios (Documentation/scheduler/sched-wasted-cores.rst):
+boot once, run tools/testing/sched/wasted_cores.sh, and turn its recordings
+into before/after tables with tools/sched-vis."""
+
+import json
+import subprocess
+import sys
+
+from . import build, paths, vm
+
+SCHED_VIS = paths.REPO / "tools" / "sched-vis"
+if str(SCHED_VIS) not in sys.path:
+    sys.path.insert(0, str(SCHED_VIS))
+
+from sched_vis.analysis import idle_overload  # noqa: E402
+from sched_vis.loader import load  # noqa: E402
+
+# Measured scenarios and the scheduler feature each switches.
+MEASURED = {
+    "group-imbalance": ("GROUP_MIN_LOAD", "a job of one thread per CPU + 2 CPU hogs, "
+                        "3 sessions, autogroup on"),
+    "overload-on-wakeup": ("WAKE_IDLE_LONGEST", "a barrier-synchronised pool of one "
+                           "thread per CPU + transient threads, autogroup off"),
+}
+REGRESSION = {
+    "missing-domains": "offline/online a CPU, then one thread per CPU reaches every node",
+    "group-construction": "threads bound to the two farthest nodes use both",
+}
+SCENARIOS = list(MEASURED) + list(REGRESSION)
+
+
+def parse(output):
+    """The "result" lines of wasted_cores.sh."""
+    measured, regression = {}, {}
+    for line in output.splitlines():
+        f = line.split()
+        if len(f) < 3 or f[0] != "result":
+            continue
+        if f[1] in MEASURED and f[2] in ("off", "on"):
+            vals = dict(zip(f[3::2], f[4::2]))
+            measured.setdefault(f[1], {})[f[2]] = {
+                "elapsed_ms": float(vals["elapsed_ms"]) if vals.get("elapsed_ms") else None,
+                "violations": int(vals["violations"]) if vals.get("violations") else None,
+            }
+        elif f[1] in REGRESSION:
+            regression[f[1]] = {"verdict": f[2], "detail": " ".join(f[3:])}
+    return measured, regression
+
+
+def analyse(outdir, measured):
+    """Idle-while-overloaded time of each recording."""
+    for name, runs in measured.items():
+        for fix, run in runs.items():
+            trace = load(str(outdir / f"{name}-{fix}.bin"))
+            io = idle_overload(trace, top=0)
+            run["idle_overloaded_ms"] = io["total_ns"] / 1e6
+            run["idle_overloaded_fraction"] = io["fraction"]
+            run["recorded_ms"] = (io["end_ns"] - io["start_ns"]) / 1e6
+            run["lost_records"] = int(sum(s[3] for s in trace.sections))
+
+
+def heatmaps(outdir, measured, names=("group-imbalance",)):
+    pictures = []
+    for name in names:
+        for fix in measured.get(name, {}):
+            png = outdir / f"{name}-{fix}.png"
+            subprocess.run([sys.executable, str(SCHED_VIS / "sched-vis"), "heatmap",
+                            str(outdir / f"{name}-{fix}.bin"), "-o", str(png)],
+                           check=True, capture_output=True, timeout=600)
+            pictures.append(png)
+    return pictures
+
+
+def run(scenarios, topology="8x8", config="base", seed=1, outdir=None, timeout=3600,
+        env=None):
+    """Boot once and run `scenarios`; returns (measured, regression, result).
+    env: JOB_UNITS, POOL_ROUNDS, HOG_S for the guest script."""
+    wcload = build.guest_program("wcload")
+    outdir = (outdir or paths.BUILD / "wasted-cores").resolve()
+    outdir.mkdir(parents=True, exist_ok=True)
+    assigns = " ".join(f"{k}={int(v)}" for k, v in (env or {}).items())
+    cmd = (f"{assigns} sh {paths.GUEST_TESTS}/wasted_cores.sh /tmp/out {wcload} "
+           f"{int(seed)} {' '.join(scenarios)}")
+    result = vm.boot(cmd.strip(), topology, "", config=config, timeout=timeout,
+                     outdir=outdir)
+    measured, regression = parse(result.output)
+    analyse(outdir, measured)
+    (outdir / "results.json").write_text(json.dumps(
+        {"topology": topology, "config": config, "seed": seed, "measured": measured,
+         "regression": regression}, indent=1))
+    return measured, regression, result
+
+
+def ratio(on, off):
+    return on / off if off else float("inf") if on else 1.0
+
+
+def table(measured, regression):
+    lines = []
+    for name, runs in measured.items():
+        feature, what = MEASURED[name]
+        lines.append(f"{name} ({feature}): {what}")
+        lines.append(f"  {'fix':6} {'job ms':>9} {'idle-while-overloaded ms':>25} "
+                     f"{'% CPU time':>10} {'violations':>10}")
+        for fix in ("off", "on"):
+            r = runs.get(fix)
+            if r is None:
+                lines.append(f"  {fix:6} (did not run)")
+                continue
+            lines.append(f"  {fix:6} {r['elapsed_ms'] or float('nan'):9.0f} "
+                         f"{r['idle_overloaded_ms']:25.1f} "
+                         f"{100 * r['idle_overloaded_fraction']:10.2f} {r['violations']:10}")
+        if "off" in runs and "on" in runs:
+            off, on = runs["off"], runs["on"]
+            lines.append(f"  {'on/off':6} {ratio(on['elapsed_ms'], off['elapsed_ms']):9.2f} "
+                         f"{ratio(on['idle_overloaded_ms'], off['idle_overloaded_ms']):25.2f}")
+    for name, r in regression.items():
+        lines.append(f"{name}: {r['verdict'].upper()} ({REGRESSION[name]}): {r['detail']}")
+    return "\n".join(lines)

@@ -1,0 +1,92 @@
+"""The CFS fixes from "a decade of wasted cores" and their scenarios
+(Documentation/scheduler/sched-wasted-cores.rst), on the debug kernel.
+
+The measured scenarios run smaller than scripts/wasted-cores' defaults so
+that the suite fits its time budget; each compares fix off and on in one
+boot with the same work."""
+
+import re
+
+import pytest
+
+from schedlab import build, wasted
+from schedlab.paths import GUEST_TESTS
+from schedlab.tap import assert_ok as assert_tap
+
+
+@pytest.fixture(scope="module")
+def wcload():
+    return build.guest_program("wcload")
+
+
+@pytest.fixture(scope="module")
+def knobs_run(guest, wcload, tmp_path_factory):
+    out = tmp_path_factory.mktemp("knobs")
+    return guest(f"sh {GUEST_TESTS}/wasted_cores_knobs.sh /tmp/out {wcload}", outdir=out)
+
+
+def test_knobs_in_guest(knobs_run):
+    assert_tap(knobs_run.output, "wasted_cores_knobs.sh")
+
+
+def cpulist(text):
+    cpus = set()
+    for part in text.strip().split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def hexmask(text):
+    value = int(text.replace(",", "") or "0", 16)
+    return {i for i in range(value.bit_length()) if value >> i & 1}
+
+
+def test_idle_longest_picks_only_listed_cpus(knobs_run):
+    """With wake_idle_longest_cpus set to the last node, every CPU the
+    search picked is in the list, unless it was the task's previous CPU
+    (the only CPU it then tested)."""
+    allowed = cpulist((knobs_run.outdir / "wil-mask.txt").read_text())
+    line_re = re.compile(r"kind=wake_idle_longest subject=\d+ result=(-?\d+) cpus=([0-9a-f,]*)")
+    picks = outside = 0
+    for m in line_re.finditer((knobs_run.outdir / "wil-trace.txt").read_text()):
+        result, tested = int(m[1]), hexmask(m[2])
+        if result < 0:
+            continue
+        picks += 1
+        assert result in tested, m[0]
+        if result not in allowed:
+            outside += 1
+            assert tested == {result}, f"scanned outside {sorted(allowed)}: {m[0]}"
+    assert picks > 0
+
+
+@pytest.fixture(scope="module")
+def regressions(debug_kernel, tmp_path_factory):
+    measured, regression, result = wasted.run(
+        ["missing-domains", "group-construction"], topology="8x8", config="debug",
+        outdir=tmp_path_factory.mktemp("regression"), timeout=900)
+    return regression
+
+
+@pytest.mark.parametrize("scenario", ["missing-domains", "group-construction"])
+def test_regression_scenario_passes(regressions, scenario):
+    assert regressions[scenario]["verdict"] == "pass", regressions[scenario]["detail"]
+
+
+@pytest.fixture(scope="module")
+def measured(debug_kernel, tmp_path_factory):
+    measured, regression, result = wasted.run(
+        ["group-imbalance", "overload-on-wakeup"], topology="4x8", config="debug",
+        outdir=tmp_path_factory.mktemp("measured"), timeout=1500,
+        env={"JOB_UNITS": 1920, "POOL_ROUNDS": 100})
+    print(wasted.table(measured, {}))
+    return measured
+
+
+@pytest.mark.parametrize("scenario", list(wasted.MEASURED))
+def test_fix_reduces_idle_while_overloaded(measured, scenario):
+    off, on = measured[scenario]["off"], measured[scenario]["on"]
+    assert off["lost_records"] == 0 and on["lost_records"] == 0
+    assert on["idle_overloaded_ms"] < 0.8 * off["idle_overloaded_ms"], \
+        wasted.table({scenario: measured[scenario]}, {})
