@@ -2,7 +2,8 @@
 # In-guest TAP test of the wasted-cores fixes' knobs (Documentation/
 # scheduler/sched-wasted-cores.rst): both features off by default and
 # switchable, wake_idle_longest_cpus' answers to good and bad lists, and a
-# recording of idle-longest wakeups restricted to the last node's CPUs
+# recording of idle-longest wakeups (min-load balancing on too) restricted
+# to the last node's CPUs
 # (OUTDIR/wil-trace.txt, OUTDIR/wil-mask.txt; the host checks that every
 # choice outside the list was the task's previous CPU).
 # Usage: wasted_cores_knobs.sh OUTDIR WCLOAD
@@ -37,8 +38,10 @@ mask=$(cat "$node/cpulist")
 echo "$mask" >$W
 check "$(cat $W)" "$mask" "wake_idle_longest_cpus takes the last node's CPUs ($mask)"
 
+# Both fixes on under the debug kernel's lock checking.
 echo "$mask" >"$out/wil-mask.txt"
 echo WAKE_IDLE_LONGEST >$F
+echo GROUP_MIN_LOAD >$F
 echo 0 >$T/tracing_on
 echo >$T/trace
 echo 'kind == 4' >$T/events/sched_events/cpus_considered/filter
@@ -49,6 +52,7 @@ echo 0 >$T/tracing_on
 echo 0 >$T/events/sched_events/cpus_considered/enable
 echo 0 >$T/events/sched_events/cpus_considered/filter
 echo NO_WAKE_IDLE_LONGEST >$F
+echo NO_GROUP_MIN_LOAD >$F
 cp $T/trace "$out/wil-trace.txt"
 echo "0-$last" >$W
 n=$(grep -c 'kind=wake_idle_longest' "$out/wil-trace.txt")
