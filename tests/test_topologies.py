@@ -22,14 +22,6 @@ DOMAINS = {"1": [], "2": ["MC"], "2x4": ["MC", "NUMA"], "4x8": ["MC", "NUMA", "N
            "8x8": ["MC", "NUMA", "NUMA"], "smt": ["SMT", "MC"]}
 
 
-def cpulist(text):
-    cpus = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        cpus += range(int(lo), int(hi or lo) + 1)
-    return cpus
-
-
 @pytest.mark.parametrize("name", list(vm.PRESETS))
 def test_preset_boots_with_its_shape(guest, name):
     topo = vm.PRESETS[name]
@@ -42,7 +34,7 @@ def test_preset_boots_with_its_shape(guest, name):
     want = {(s, d): v for s, d, v in topo.distances}
     for node, cpus, dist in nodes:
         n = int(node)
-        assert cpulist(cpus) == topo.cpus_of_node(n)
+        assert vm.parse_cpulist(cpus) == topo.cpus_of_node(n)
         row = [int(x) for x in dist.split()]
         for other, value in enumerate(row):
             if other == n:
@@ -50,7 +42,7 @@ def test_preset_boots_with_its_shape(guest, name):
             elif want:
                 assert value == want[tuple(sorted((n, other)))], (n, other, row)
     siblings = re.search(r"^siblings (\S+)", out, re.M).group(1)
-    assert cpulist(siblings) == list(range(topo.threads))
+    assert vm.parse_cpulist(siblings) == list(range(topo.threads))
     assert re.search(r"^domains (.*)$", out, re.M).group(1).split() == DOMAINS[name]
     times = paths.BUILD / "boot-times.json"
     record = json.loads(times.read_text()) if times.exists() else {}

@@ -55,3 +55,9 @@ def test_splat_detection_matches_trouble_not_benign_lines():
     splats = vm.find_splats(console)
     assert len(splats) == 5
     assert splats[0].startswith("WARNING: CPU: 3")
+
+
+def test_parse_cpulist():
+    assert vm.parse_cpulist("0-3,8\n") == [0, 1, 2, 3, 8]
+    assert vm.parse_cpulist("5") == [5]
+    assert vm.parse_cpulist("") == []

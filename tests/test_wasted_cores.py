@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from schedlab import build, wasted
+from schedlab import build, vm, wasted
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
@@ -34,14 +34,6 @@ def test_knobs_in_guest(knobs_run):
     assert_tap(knobs_run.output, "wasted_cores_knobs.sh")
 
 
-def cpulist(text):
-    cpus = set()
-    for part in text.strip().split(","):
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
-
-
 def hexmask(text):
     value = int(text.replace(",", "") or "0", 16)
     return {i for i in range(value.bit_length()) if value >> i & 1}
@@ -51,7 +43,7 @@ def test_idle_longest_picks_only_listed_cpus(knobs_run):
     """With wake_idle_longest_cpus set to the last node, every CPU the
     search picked is in the list, unless it was the task's previous CPU
     (the only CPU it then tested)."""
-    allowed = cpulist((knobs_run.outdir / "wil-mask.txt").read_text())
+    allowed = set(vm.parse_cpulist((knobs_run.outdir / "wil-mask.txt").read_text()))
     line_re = re.compile(r"kind=wake_idle_longest subject=\d+ result=(-?\d+) cpus=([0-9a-f,]*)")
     picks = outside = 0
     for m in line_re.finditer((knobs_run.outdir / "wil-trace.txt").read_text()):

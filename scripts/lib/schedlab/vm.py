@@ -148,6 +148,16 @@ PRESETS = {t.name: t for t in [
 ]}
 
 
+def parse_cpulist(text):
+    """A kernel CPU list ("0-3,8") as a sorted list of CPU numbers."""
+    cpus = set()
+    for part in text.strip().split(","):
+        if part:
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    return sorted(cpus)
+
+
 def topology(name):
     """A preset, or NODESxCORES[xTHREADS] with QEMU's default distances."""
     if isinstance(name, Topology):

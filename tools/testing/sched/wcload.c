@@ -158,9 +158,11 @@ static int run_threads(long n, void *(*fn)(void *))
 	return 0;
 }
 
+static double spread_end_ms;
+
 static void *spread_thread(void *arg)
 {
-	double end = now_ms() + *(double *)arg;
+	double end = spread_end_ms;
 
 	while (now_ms() < end)
 		spin(10000);
@@ -214,16 +216,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "spread") && argc == 4) {
-		double ms = arg(argv, 3) * 1e3;
-		long n = arg(argv, 2);
-		pthread_t *tid = calloc(n, sizeof(*tid));
-		long i;
-
-		for (i = 0; i < n; i++)
-			if (pthread_create(&tid[i], NULL, spread_thread, &ms))
-				return 1;
-		for (i = 0; i < n; i++)
-			pthread_join(tid[i], NULL);
+		spread_end_ms = now_ms() + arg(argv, 3) * 1e3;
+		if (run_threads(arg(argv, 2), spread_thread)) {
+			perror("wcload: pthread_create");
+			return 1;
+		}
 		return 0;
 	}
 	if (argc != 5)
