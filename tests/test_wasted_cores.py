@@ -11,10 +11,11 @@ fix off and on in one boot with the same work."""
 
 import os
 import re
+import subprocess
 
 import pytest
 
-from schedlab import build, vm, wasted
+from schedlab import build, paths, vm, wasted
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
@@ -97,3 +98,11 @@ def test_fix_reduces_idle_while_overloaded(measured, scenario):
     assert off["lost_records"] == 0 and on["lost_records"] == 0
     assert on["idle_overloaded_ms"] < 0.8 * off["idle_overloaded_ms"], \
         wasted.table({scenario: measured[scenario]}, {})
+
+
+@pytest.mark.parametrize("args", [["bogus"], ["-t", "3y"], ["--units", "0"], ["--rounds", "-5"]])
+def test_script_rejects_bad_arguments_before_building(args):
+    proc = subprocess.run([str(paths.REPO / "scripts" / "wasted-cores"), *args],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()[-1]) > 0 and "build:" not in proc.stdout
