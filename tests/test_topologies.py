@@ -19,7 +19,8 @@ echo "domains $(cat /sys/kernel/debug/sched/domains/cpu0/domain*/name 2>/dev/nul
 """
 
 DOMAINS = {"1": [], "2": ["MC"], "2x4": ["MC", "NUMA"], "4x8": ["MC", "NUMA", "NUMA"],
-           "8x8": ["MC", "NUMA", "NUMA"], "smt": ["SMT", "MC"]}
+           "8x8": ["MC", "NUMA", "NUMA"],
+           "8x2": ["MC", "NUMA", "NUMA"], "smt": ["SMT", "MC"]}
 
 
 @pytest.mark.parametrize("name", list(vm.PRESETS))

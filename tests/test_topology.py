@@ -12,11 +12,13 @@ def hops(topo):
 def test_presets_have_the_documented_shapes():
     shapes = {name: (t.cpus, t.nodes, t.threads) for name, t in vm.PRESETS.items()}
     assert shapes == {"1": (1, 1, 1), "2": (2, 1, 1), "2x4": (8, 2, 1),
-                      "4x8": (32, 4, 1), "8x8": (64, 8, 1), "smt": (8, 1, 2)}
+                      "4x8": (32, 4, 1), "8x8": (64, 8, 1), "8x2": (16, 8, 1),
+                      "smt": (8, 1, 2)}
 
 
-def test_8x8_matches_figure_4_of_the_wasted_cores_paper():
-    h = hops(vm.PRESETS["8x8"])
+@pytest.mark.parametrize("name", ["8x8", "8x2"])
+def test_8x8_matches_figure_4_of_the_wasted_cores_paper(name):
+    h = hops(vm.PRESETS[name])
     assert len(h) == 28 and set(h.values()) == {1, 2}
     assert {d for (s, d), n in h.items() if s == 0 and n == 1} == {1, 2, 4, 6}
     one_hop_3 = {s if d == 3 else d for (s, d), n in h.items() if 3 in (s, d) and n == 1}

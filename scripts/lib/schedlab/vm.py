@@ -144,6 +144,9 @@ PRESETS = {t.name: t for t in [
              note="32 CPUs on 4 nodes, 16 within a package, 22 across: the Opteron 6172 of the ULE paper"),
     Topology("8x8", 8, 8, distances=hop_distances(8, BULLDOZER_LINKS),
              note="64 CPUs on 8 nodes, some two hops apart: Figure 4 of the wasted-cores paper"),
+    Topology("8x2", 8, 2, distances=hop_distances(8, BULLDOZER_LINKS),
+             note="8x8's node graph with 2 CPUs per node: topology checks the debug kernel "
+                  "can boot quickly"),
     Topology("smt", 1, 4, threads=2, note="4 cores x 2 SMT threads"),
 ]}
 
