@@ -63,3 +63,11 @@ def test_parse_cpulist():
     assert vm.parse_cpulist("0-3,8\n") == [0, 1, 2, 3, 8]
     assert vm.parse_cpulist("5") == [5]
     assert vm.parse_cpulist("") == []
+
+
+def test_only_overcommitted_guests_get_longer_watchdogs():
+    assert vm.watchdog_args(vm.PRESETS["2x4"], host_cpus=2) == []
+    assert vm.watchdog_args(vm.PRESETS["8x2"], host_cpus=2) == []
+    args = vm.watchdog_args(vm.PRESETS["8x8"], host_cpus=2)
+    assert "watchdog_thresh=60" in args and len(args) == 3
+    assert vm.watchdog_args(vm.PRESETS["8x8"], host_cpus=64) == []
