@@ -14,8 +14,10 @@
 #                       new threads must reach every node
 #   group-construction  threads bound to the two nodes farthest apart must
 #                       use both
-# Each measured run leaves OUTDIR/SCENARIO-off.bin and -on.bin (recorder
-# dumps) and prints "result SCENARIO off|on elapsed_ms N violations N";
+# A measured scenario runs REPEAT (default 1) rounds of off and on,
+# alternating which goes first so drift of the host does not favour one
+# side. Run I leaves OUTDIR/SCENARIO-off-I.bin and -on-I.bin (recorder
+# dumps) and prints "result SCENARIO off|on I elapsed_ms N violations N";
 # the regression scenarios print "result SCENARIO pass|fail DETAILS".
 # JOB_UNITS, POOL_ROUNDS and HOG_S scale the measured runs.
 out=${1:?usage: $0 OUTDIR WCLOAD SEED SCENARIO...}
@@ -76,15 +78,22 @@ ow_setup() { :; }
 ow_run() { "$wcload" pool "$ncpu" "${POOL_ROUNDS:-100}" "$seed"; }
 ow_cleanup() { :; }
 
+measure_one() {	# SCENARIO FEATURE PREFIX off|on RUN
+	if [ "$4" = on ]; then echo "$2" >$F; else echo "NO_$2" >$F; fi
+	"$3_setup"
+	record "$1-$4-$5" "$3_run"
+	"$3_cleanup"
+	echo "result $1 $4 $5 elapsed_ms $(sed -n 's/^elapsed_ms //p' "$out/$1-$4-$5.txt")" \
+	     "violations $(violations)"
+}
+
 measure() {	# SCENARIO FEATURE AUTOGROUP PREFIX
 	echo "$3" >$K/sched_autogroup_enabled
-	for fix in off on; do
-		if [ $fix = on ]; then echo "$2" >$F; else echo "NO_$2" >$F; fi
-		"$4_setup"
-		record "$1-$fix" "$4_run"
-		"$4_cleanup"
-		echo "result $1 $fix elapsed_ms $(sed -n 's/^elapsed_ms //p' "$out/$1-$fix.txt")" \
-		     "violations $(violations)"
+	for run in $(seq "${REPEAT:-1}"); do
+		if [ $((run % 2)) = 1 ]; then order="off on"; else order="on off"; fi
+		for fix in $order; do
+			measure_one "$1" "$2" "$4" $fix "$run"
+		done
 	done
 	echo "NO_$2" >$F
 	echo 0 >$K/sched_autogroup_enabled
