@@ -28,7 +28,7 @@ def test_unknown_value_warns_once_and_keeps_default(guest, value):
                 cmdline=f"sched={value}")
     assert_tap(res.output, f"sched={value}")
     assert sched_lines(res) == [
-        f'sched: unknown scheduler "{value}" in sched= (known: cfs), keeping cfs',
+        f'sched: unknown scheduler "{value}" in sched= (known: cfs ule), keeping cfs',
         "sched: normal tasks run on cfs (default)"]
 
 
@@ -37,5 +37,5 @@ def test_bad_value_after_a_good_one_keeps_the_good_one(guest):
                 cmdline="sched=cfs sched=nope")
     assert_tap(res.output, "sched=cfs sched=nope")
     assert sched_lines(res) == [
-        'sched: unknown scheduler "nope" in sched= (known: cfs), keeping cfs',
+        'sched: unknown scheduler "nope" in sched= (known: cfs ule), keeping cfs',
         "sched: normal tasks run on cfs (sched=)"]

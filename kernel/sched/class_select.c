@@ -16,6 +16,9 @@ struct sched_class_choice {
 /* Classes that can run normal tasks: adding a class adds one line. */
 static const struct sched_class_choice sched_normal_choices[] = {
 	{ "cfs", &fair_sched_class },
+#ifdef CONFIG_SCHED_ULE
+	{ "ule", &ule_sched_class },
+#endif
 };
 
 /* Index set by "sched=", which is parsed before sched_init(). */
@@ -106,7 +109,15 @@ static struct ctl_table sched_class_sysctls[] = {
 	{}
 };
 
-static int __init sched_class_select_init(void)
+static const struct sched_class_choice *sched_normal_choice __ro_after_init;
+
+/**
+ * sched_class_select_normal - the class that runs normal tasks
+ *
+ * Called once from sched_init(), after "sched=" was parsed and before the
+ * first task is forked: "sched=" if given, else the Kconfig default.
+ */
+const struct sched_class * __init sched_class_select_normal(void)
 {
 	const struct sched_class_choice *choice;
 
@@ -116,6 +127,14 @@ static int __init sched_class_select_init(void)
 		choice = sched_class_lookup(CONFIG_SCHED_DEFAULT_NAME);
 	if (WARN_ON_ONCE(!choice))
 		choice = &sched_normal_choices[0];
+	sched_normal_choice = choice;
+	return choice->class;
+}
+
+static int __init sched_class_select_init(void)
+{
+	const struct sched_class_choice *choice = sched_normal_choice;
+
 	strscpy(sched_class_sysctl_name, choice->name,
 		sizeof(sched_class_sysctl_name));
 	pr_info("sched: normal tasks run on %s (%s)\n", choice->name,

@@ -1,0 +1,1283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ULE: FreeBSD's scheduler as a Linux scheduling class for SCHED_NORMAL,
+ * SCHED_BATCH and SCHED_IDLE tasks, selected with CONFIG_SCHED_DEFAULT_ULE
+ * or "sched=ule". Documentation/scheduler/ule.rst describes the design,
+ * maps every class hook to its FreeBSD counterpart and lists deviations.
+ *
+ * Per CPU there are three runqueues: realtime (kernel threads and
+ * interactive tasks, strict priority), timeshare (batch tasks in a
+ * calendar queue that rotates so every batch task runs) and idle. A
+ * task's ULE priority comes from its interactivity score (voluntary
+ * sleep against run time over the last ~5 s) or, for batch tasks, from
+ * its recent CPU use and nice. Placement follows sched_pickcpu() over
+ * the sched domain tree; an idle CPU steals one task from the busiest
+ * CPU nearby; a periodic balancer pairs donors with receivers, one task
+ * each.
+ *
+ * Built as part of build_policy.c.
+ */
+
+/* Tunables (kernel.sched_ule_*), FreeBSD's kern.sched.* defaults. */
+static int sysctl_sched_ule_interact = ULE_INTERACT_THRESH;
+static int sysctl_sched_ule_slice_us = ULE_SLICE_DEFAULT_NS / NSEC_PER_USEC;
+static int sysctl_sched_ule_slice_min_us =
+	ULE_SLICE_DEFAULT_NS / ULE_SLICE_MIN_DIVISOR / NSEC_PER_USEC;
+static int sysctl_sched_ule_preempt_thresh = ULE_PRI_MIN_KERN;
+#ifdef CONFIG_SMP
+static int sysctl_sched_ule_balance_interval_ms = 1000;
+static int sysctl_sched_ule_steal_thresh = 2;
+#endif
+
+/* Entity flags. */
+#define ULE_F_QUEUED	0x01	/* counted in the CPU's load */
+#define ULE_F_XFERABLE	0x02	/* counted as transferable */
+#define ULE_F_SLICEEND	0x04	/* left the CPU because its slice ended */
+#define ULE_F_YIELD	0x08	/* left the CPU through sched_yield() */
+
+static inline struct ule_rq *ule_rq_of(struct rq *rq)
+{
+	return &rq->ule;
+}
+
+static inline bool ule_task(struct task_struct *p)
+{
+	return p->sched_class == &ule_sched_class;
+}
+
+/* FreeBSD's PRI_TIMESHARE class: user tasks, neither kthreads nor idle. */
+static inline bool ule_timeshare(struct task_struct *p)
+{
+	return p->policy != SCHED_IDLE && !(p->flags & PF_KTHREAD);
+}
+
+static inline u64 ule_slice(void)
+{
+	return (u64)READ_ONCE(sysctl_sched_ule_slice_us) * NSEC_PER_USEC;
+}
+
+static inline u64 ule_slice_min(void)
+{
+	return min_t(u64, (u64)READ_ONCE(sysctl_sched_ule_slice_min_us) * NSEC_PER_USEC,
+		     ule_slice());
+}
+
+static u64 ule_rq_slice(struct rq *rq)
+{
+	return ule_slice_for_load(ule_rq_of(rq)->load, ule_slice(), ule_slice_min());
+}
+
+/* Clock differences that may cross CPUs: never negative. */
+static inline u64 ule_since(u64 now, u64 then)
+{
+	return now > then ? now - then : 0;
+}
+
+/* sched_pctcpu_update(): slide the %CPU window to @now. */
+static void ule_pct_update(struct sched_ule_entity *ue, u64 now, bool run)
+{
+	u64 span = ule_since(now, ue->pct_last);
+
+	if (span >= ULE_PCT_TARGET) {
+		ue->pct_run = 0;
+		ue->pct_first = now - ULE_PCT_TARGET;
+	} else if (ule_since(now, ue->pct_first) >= ULE_PCT_MAX) {
+		u64 window = ule_since(ue->pct_last, ue->pct_first);
+		u64 keep = ule_since(ue->pct_last, now - ULE_PCT_TARGET);
+
+		ue->pct_run = window ? mul_u64_u64_div_u64(ue->pct_run, keep, window) : 0;
+		ue->pct_first = now - ULE_PCT_TARGET;
+	}
+	if (run)
+		ue->pct_run += span;
+	ue->pct_last = now;
+}
+
+static unsigned int ule_score(struct task_struct *p)
+{
+	return ule_interact_score(p->ule.runtime, p->ule.slptime);
+}
+
+/*
+ * sched_priority(). Linux has no sleep priorities, so kernel threads take
+ * FreeBSD's kernel band by nice (80-119, as FreeBSD's kernel processes
+ * run there) and SCHED_IDLE tasks its idle band; SCHED_BATCH tasks are
+ * timeshare but never interactive.
+ */
+static unsigned int ule_compute_prio(struct task_struct *p)
+{
+	struct sched_ule_entity *ue = &p->ule;
+	int nice = task_nice(p);
+
+	if (p->policy == SCHED_IDLE)
+		return ULE_PRI_MIN_IDLE + (nice + ULE_NICE_HALF) * 31 / 39;
+	if (p->flags & PF_KTHREAD)
+		return ULE_PRI_MIN_KERN + nice + ULE_NICE_HALF;
+	return ule_timeshare_prio(ule_score(p), nice,
+				  ule_pri_ticks(ue->pct_run,
+						ule_since(ue->pct_last, ue->pct_first)),
+				  p->policy == SCHED_BATCH ? 0 :
+				  READ_ONCE(sysctl_sched_ule_interact));
+}
+
+/* ULE priority of whatever runs on @rq's CPU, for remote readers. */
+static int ule_cpu_lowpri(int cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+
+	if (READ_ONCE(rq->rt.rt_nr_running) || READ_ONCE(rq->dl.dl_nr_running))
+		return ULE_PRI_MIN_REALTIME;
+	return READ_ONCE(rq->ule.lowpri);
+}
+
+/* sched_shouldpreempt(). */
+static bool ule_should_preempt(int pri, int cpri, bool remote)
+{
+	int thresh = READ_ONCE(sysctl_sched_ule_preempt_thresh);
+
+	if (pri >= cpri)
+		return false;
+	if (cpri >= ULE_PRI_MIN_IDLE)
+		return true;
+	if (!thresh)
+		return false;
+	if (pri <= thresh)
+		return true;
+	/* An interactive task preempts remote batch work. */
+	return remote && pri <= ULE_PRI_MAX_INTERACT && cpri > ULE_PRI_MAX_INTERACT;
+}
+
+static inline bool ule_can_migrate(struct task_struct *p)
+{
+	return p->nr_cpus_allowed > 1 && !is_migration_disabled(p);
+}
+
+static void ule_runq_init(struct ule_runq *q)
+{
+	int i;
+
+	bitmap_zero(q->bits, ULE_RQ_NQS);
+	for (i = 0; i < ULE_RQ_NQS; i++)
+		INIT_LIST_HEAD(&q->queue[i]);
+}
+
+static struct ule_runq *ule_runq_of(struct ule_rq *ule, unsigned int id)
+{
+	switch (id) {
+	case ULE_RUNQ_REALTIME:
+		return &ule->realtime;
+	case ULE_RUNQ_TIMESHARE:
+		return &ule->timeshare;
+	default:
+		return &ule->idle;
+	}
+}
+
+static inline bool ule_on_runq(struct task_struct *p)
+{
+	return p->ule.runq != ULE_RUNQ_NONE;
+}
+
+/*
+ * tdq_runq_add(): a preempted task goes to the head of its list (for
+ * batch tasks, of the slot being drained) to finish its slice first.
+ */
+static void ule_runq_add(struct rq *rq, struct task_struct *p, bool preempted)
+{
+	struct ule_rq *ule = ule_rq_of(rq);
+	struct sched_ule_entity *ue = &p->ule;
+	unsigned int pri = ue->prio, index, id;
+	struct ule_runq *q;
+
+	if (ule_can_migrate(p)) {
+		ule->transferable++;
+		ue->flags |= ULE_F_XFERABLE;
+	}
+	if (pri < ULE_PRI_MIN_BATCH) {
+		id = ULE_RUNQ_REALTIME;
+		index = pri / ULE_RQ_PPQ;
+	} else if (pri <= ULE_PRI_MAX_BATCH) {
+		id = ULE_RUNQ_TIMESHARE;
+		index = preempted ? ule->ridx : ule_calendar_slot(pri, ule->idx, ule->ridx);
+	} else {
+		id = ULE_RUNQ_IDLE;
+		index = pri / ULE_RQ_PPQ;
+	}
+	q = ule_runq_of(ule, id);
+	if (preempted)
+		list_add(&ue->run_list, &q->queue[index]);
+	else
+		list_add_tail(&ue->run_list, &q->queue[index]);
+	__set_bit(index, q->bits);
+	ue->runq = id;
+	ue->rqindex = index;
+}
+
+/* tdq_runq_rem(): draining the removal slot moves it on. */
+static void ule_runq_rem(struct rq *rq, struct task_struct *p)
+{
+	struct ule_rq *ule = ule_rq_of(rq);
+	struct sched_ule_entity *ue = &p->ule;
+	struct ule_runq *q = ule_runq_of(ule, ue->runq);
+	unsigned int index = ue->rqindex;
+
+	if (ue->flags & ULE_F_XFERABLE) {
+		ule->transferable--;
+		ue->flags &= ~ULE_F_XFERABLE;
+	}
+	list_del_init(&ue->run_list);
+	if (list_empty(&q->queue[index])) {
+		__clear_bit(index, q->bits);
+		if (ue->runq == ULE_RUNQ_TIMESHARE && ule->idx != ule->ridx &&
+		    ule->ridx == index)
+			ule->ridx = (index + 1) % ULE_RQ_NQS;
+	}
+	ue->runq = ULE_RUNQ_NONE;
+}
+
+static struct task_struct *ule_first(struct ule_runq *q, unsigned int index)
+{
+	return list_first_entry(&q->queue[index], struct task_struct, ule.run_list);
+}
+
+/* tdq_choose(): realtime, then the calendar from ridx, then idle. */
+static struct task_struct *ule_choose(struct ule_rq *ule)
+{
+	unsigned int index;
+
+	index = find_first_bit(ule->realtime.bits, ULE_RQ_NQS);
+	if (index < ULE_RQ_NQS)
+		return ule_first(&ule->realtime, index);
+	index = find_next_bit(ule->timeshare.bits, ULE_RQ_NQS, ule->ridx);
+	if (index >= ULE_RQ_NQS)
+		index = find_first_bit(ule->timeshare.bits, ULE_RQ_NQS);
+	if (index < ULE_RQ_NQS)
+		return ule_first(&ule->timeshare, index);
+	index = find_first_bit(ule->idle.bits, ULE_RQ_NQS);
+	if (index < ULE_RQ_NQS)
+		return ule_first(&ule->idle, index);
+	return NULL;
+}
+
+/* tdq_setlowpri(). */
+static void ule_set_lowpri(struct rq *rq)
+{
+	struct ule_rq *ule = ule_rq_of(rq);
+	struct task_struct *next = ule_choose(ule);
+	unsigned int pri = ULE_PRI_MAX_IDLE;
+
+	if (ule_task(rq->curr) && (rq->curr->ule.flags & ULE_F_QUEUED))
+		pri = rq->curr->ule.prio;
+	if (next && next->ule.prio < pri)
+		pri = next->ule.prio;
+	WRITE_ONCE(ule->lowpri, pri);
+}
+
+static void ule_load_add(struct rq *rq, struct task_struct *p)
+{
+	struct ule_rq *ule = ule_rq_of(rq);
+
+	WRITE_ONCE(ule->load, ule->load + 1);
+	p->ule.flags |= ULE_F_QUEUED;
+	add_nr_running(rq, 1);
+}
+
+static void ule_load_rem(struct rq *rq, struct task_struct *p)
+{
+	struct ule_rq *ule = ule_rq_of(rq);
+
+	WRITE_ONCE(ule->load, ule->load - 1);
+	p->ule.flags &= ~ULE_F_QUEUED;
+	sub_nr_running(rq, 1);
+}
+
+#ifdef CONFIG_SMP
+/* CPUs with no ULE task to run, for the tick to wake them to steal. */
+static struct cpumask ule_idle_cpus;
+
+static inline void ule_mark_idle(struct rq *rq, bool idle)
+{
+	int cpu = cpu_of(rq);
+
+	if (cpumask_test_cpu(cpu, &ule_idle_cpus) == idle)
+		return;
+	if (idle)
+		cpumask_set_cpu(cpu, &ule_idle_cpus);
+	else
+		cpumask_clear_cpu(cpu, &ule_idle_cpus);
+}
+
+static void ule_kick_idle(struct rq *rq);
+
+static inline void ule_update_util(struct rq *rq, int running)
+{
+	update_ule_rq_load_avg(rq_clock_pelt(rq), rq, running);
+}
+#else
+static inline void ule_mark_idle(struct rq *rq, bool idle) { }
+static inline void ule_kick_idle(struct rq *rq) { }
+static inline void ule_update_util(struct rq *rq, int running) { }
+#endif
+
+/* Charge the running task: exact run time where FreeBSD samples ticks. */
+static void update_curr_ule(struct rq *rq)
+{
+	struct task_struct *curr = rq->curr;
+	struct sched_ule_entity *ue = &curr->ule;
+	u64 now, delta;
+
+	if (!ule_task(curr))
+		return;
+	now = rq_clock_task(rq);
+	delta = now - curr->se.exec_start;
+	if (unlikely((s64)delta <= 0))
+		return;
+	schedstat_set(curr->stats.exec_max, max(curr->stats.exec_max, delta));
+	trace_sched_stat_runtime(curr, delta, 0);
+	update_current_exec_runtime(curr, now, delta);
+	ue->slice_used += delta;
+	if (ule_timeshare(curr))
+		ue->runtime += delta;
+	ule_pct_update(ue, rq_clock(rq), true);
+}
+
+/* sched_wakeup(): credit a sleep longer than a FreeBSD tick. */
+static void ule_account_sleep(struct task_struct *p, u64 now)
+{
+	struct sched_ule_entity *ue = &p->ule;
+	u64 slept;
+
+	if (!ue->sleep_start)
+		return;
+	slept = ule_since(now, ue->sleep_start);
+	ue->sleep_start = 0;
+	if (slept < ULE_TICK_NS)
+		return;
+	ue->slptime += slept;
+	ule_interact_update(&ue->runtime, &ue->slptime);
+	ule_pct_update(ue, now, false);
+	/* The slice restarts after a sleep (FreeBSD resets ts_slice). */
+	ue->slice_used = 0;
+}
+
+static void enqueue_task_ule(struct rq *rq, struct task_struct *p, int flags)
+{
+	struct sched_ule_entity *ue = &p->ule;
+
+	if (flags & ENQUEUE_WAKEUP)
+		ule_account_sleep(p, rq_clock(rq));
+	ue->prio = ule_compute_prio(p);
+	ule_load_add(rq, p);
+	ule_runq_add(rq, p, false);
+	if (ue->prio < ule_rq_of(rq)->lowpri)
+		WRITE_ONCE(ule_rq_of(rq)->lowpri, ue->prio);
+}
+
+static void dequeue_task_ule(struct rq *rq, struct task_struct *p, int flags)
+{
+	struct sched_ule_entity *ue = &p->ule;
+
+	if (task_current(rq, p))
+		update_curr_ule(rq);
+	if (ule_on_runq(p))
+		ule_runq_rem(rq, p);
+	ule_load_rem(rq, p);
+	if (flags & DEQUEUE_SLEEP)
+		ue->sleep_start = rq_clock(rq) ?: 1;
+	if (ue->prio <= ule_rq_of(rq)->lowpri)
+		ule_set_lowpri(rq);
+}
+
+/* sched_relinquish(): back in the queue behind its equals. */
+static void yield_task_ule(struct rq *rq)
+{
+	rq->curr->ule.flags |= ULE_F_YIELD;
+}
+
+/*
+ * ULE's preemption rules: on the waking CPU a better priority reschedules
+ * (FreeBSD's TDF_NEEDRESCHED); on another CPU only sched_shouldpreempt()
+ * does: idle CPUs, priorities at or above preempt_thresh, and interactive
+ * over batch. Timeshare never preempts timeshare remotely.
+ */
+static void check_preempt_curr_ule(struct rq *rq, struct task_struct *p, int flags)
+{
+	struct task_struct *curr = rq->curr;
+	int waker = p->ule.waker_cpu;
+	bool remote;
+
+	p->ule.waker_cpu = -1;
+	if (!ule_task(curr))
+		return;
+	remote = (waker >= 0 ? waker : smp_processor_id()) != cpu_of(rq);
+	if (remote ? ule_should_preempt(p->ule.prio, curr->ule.prio, true) :
+		     p->ule.prio < curr->ule.prio)
+		resched_curr(rq);
+}
+
+static void set_next_task_ule(struct rq *rq, struct task_struct *p, bool first)
+{
+	struct sched_ule_entity *ue = &p->ule;
+
+	if (ule_on_runq(p))
+		ule_runq_rem(rq, p);
+	ule_mark_idle(rq, false);
+	p->se.exec_start = rq_clock_task(rq);
+	ule_pct_update(ue, rq_clock(rq), false);
+	WRITE_ONCE(ule_rq_of(rq)->lowpri, min_t(unsigned int, ue->prio,
+						ule_rq_of(rq)->lowpri));
+	if (rq->curr->sched_class != &ule_sched_class)
+		ule_update_util(rq, 0);
+}
+
+static struct task_struct *pick_next_task_ule(struct rq *rq)
+{
+	struct task_struct *p = ule_choose(ule_rq_of(rq));
+
+	if (!p) {
+		WRITE_ONCE(ule_rq_of(rq)->lowpri, ULE_PRI_MAX_IDLE);
+		ule_mark_idle(rq, true);
+		return NULL;
+	}
+	WRITE_ONCE(ule_rq_of(rq)->lowpri, p->ule.prio);
+	set_next_task_ule(rq, p, true);
+	return p;
+}
+
+/*
+ * sched_switch(): a task that is still runnable goes back to its queue,
+ * at the head if it was preempted with slice left.
+ */
+static void put_prev_task_ule(struct rq *rq, struct task_struct *p)
+{
+	struct sched_ule_entity *ue = &p->ule;
+
+	update_curr_ule(rq);
+	ule_update_util(rq, 1);
+	ue->last_ran = rq_clock(rq);
+	if ((ue->flags & ULE_F_QUEUED) && !ule_on_runq(p))
+		ule_runq_add(rq, p, !(ue->flags & (ULE_F_SLICEEND | ULE_F_YIELD)));
+	ue->flags &= ~(ULE_F_SLICEEND | ULE_F_YIELD);
+}
+
+/* One calendar step per FreeBSD stathz tick, so batch tasks all run. */
+static void ule_calendar_tick(struct rq *rq)
+{
+	struct ule_rq *ule = ule_rq_of(rq);
+	u64 now = rq_clock(rq);
+
+	if (ule_since(now, ule->calendar_clock) < ULE_STAT_TICK_NS)
+		return;
+	ule->calendar_clock = now;
+	if (ule->idx == ule->ridx) {
+		ule->idx = (ule->idx + 1) % ULE_RQ_NQS;
+		if (list_empty(&ule->timeshare.queue[ule->ridx]))
+			ule->ridx = ule->idx;
+	}
+}
+
+/* sched_clock(): history, priority and slice expiry of the running task. */
+static void task_tick_ule(struct rq *rq, struct task_struct *p, int queued)
+{
+	struct sched_ule_entity *ue = &p->ule;
+	unsigned int prio;
+
+	update_curr_ule(rq);
+	ule_update_util(rq, 1);
+	ule_calendar_tick(rq);
+	if (ule_timeshare(p)) {
+		ule_interact_update(&ue->runtime, &ue->slptime);
+		prio = ule_compute_prio(p);
+		if (prio != ue->prio) {
+			ue->prio = prio;
+			ule_set_lowpri(rq);
+		}
+	}
+	if (ue->slice_used >= ule_rq_slice(rq)) {
+		ue->slice_used = 0;
+		ue->flags |= ULE_F_SLICEEND;
+		resched_curr(rq);
+	}
+	ule_kick_idle(rq);
+}
+
+/*
+ * sched_fork(): the child inherits the parent's history cut down to
+ * 0.5 s and a short first slice; the parent pays one stathz tick.
+ */
+static void task_fork_ule(struct task_struct *p)
+{
+	struct sched_ule_entity *ue = &p->ule, *pue = &current->ule;
+	struct rq_flags rf;
+	struct rq *rq;
+
+	rq = this_rq();
+	rq_lock(rq, &rf);
+	update_rq_clock(rq);
+	if (ule_task(current)) {
+		update_curr_ule(rq);
+		ule_pct_update(pue, rq_clock(rq), true);
+	}
+	ue->runtime = pue->runtime;
+	ue->slptime = pue->slptime;
+	ue->pct_run = pue->pct_run;
+	ue->pct_first = pue->pct_first;
+	ue->pct_last = pue->pct_last;
+	ule_interact_fork(&ue->runtime, &ue->slptime);
+	ue->slice_used = ule_rq_slice(rq) - ule_slice_min();
+	ue->prio = ule_compute_prio(p);
+	if (ule_task(current)) {
+		pue->runtime += ULE_STAT_TICK_NS;
+		ule_interact_update(&pue->runtime, &pue->slptime);
+	}
+	rq_unlock(rq, &rf);
+}
+
+/*
+ * sched_exit_thread(): a dead task's run time goes to its parent (the
+ * group leader for a thread), so a shell that starts CPU hogs looks less
+ * interactive and its next children start as batch.
+ */
+static void task_dead_ule(struct task_struct *p)
+{
+	struct task_struct *parent;
+	struct rq_flags rf;
+	struct rq *rq;
+
+	if (!ule_timeshare(p) || !p->ule.runtime)
+		return;
+	rcu_read_lock();
+	parent = thread_group_leader(p) ? rcu_dereference(p->real_parent) : p->group_leader;
+	if (parent && parent != p && ule_task(parent) && ule_timeshare(parent) &&
+	    refcount_inc_not_zero(&parent->usage)) {
+		rcu_read_unlock();
+		rq = task_rq_lock(parent, &rf);
+		if (ule_task(parent)) {
+			parent->ule.runtime += p->ule.runtime;
+			ule_interact_update(&parent->ule.runtime, &parent->ule.slptime);
+		}
+		task_rq_unlock(rq, parent, &rf);
+		put_task_struct(parent);
+		return;
+	}
+	rcu_read_unlock();
+}
+
+static void prio_changed_ule(struct rq *rq, struct task_struct *p, int oldprio)
+{
+	unsigned int prio;
+
+	if (!task_on_rq_queued(p))
+		return;
+	prio = ule_compute_prio(p);
+	if (task_current(rq, p)) {
+		p->ule.prio = prio;
+		ule_set_lowpri(rq);
+		if (ule_rq_of(rq)->lowpri < prio)
+			resched_curr(rq);
+		return;
+	}
+	check_preempt_curr_ule(rq, p, 0);
+}
+
+static void switched_to_ule(struct rq *rq, struct task_struct *p)
+{
+	if (!task_on_rq_queued(p) || task_current(rq, p))
+		return;
+	if (!ule_task(rq->curr))
+		resched_curr(rq);
+	else
+		check_preempt_curr_ule(rq, p, 0);
+}
+
+static void switched_from_ule(struct rq *rq, struct task_struct *p)
+{
+}
+
+static unsigned int get_rr_interval_ule(struct rq *rq, struct task_struct *task)
+{
+	return nsecs_to_jiffies(ule_rq_slice(rq));
+}
+
+#ifdef CONFIG_SMP
+static void ule_steal_ipi(void *info);
+#endif
+
+void init_ule_rq(struct ule_rq *ule)
+{
+	ule_runq_init(&ule->realtime);
+	ule_runq_init(&ule->timeshare);
+	ule_runq_init(&ule->idle);
+	ule->lowpri = ULE_PRI_MAX_IDLE;
+#ifdef CONFIG_SMP
+	INIT_CSD(&ule->steal_csd, ule_steal_ipi, container_of(ule, struct rq, ule));
+#endif
+}
+
+/* A new task (from __sched_fork()): no queue, no stale flags. */
+void ule_init_task(struct task_struct *p)
+{
+	INIT_LIST_HEAD(&p->ule.run_list);
+	p->ule.runq = ULE_RUNQ_NONE;
+	p->ule.flags = 0;
+	p->ule.sleep_start = 0;
+	p->ule.waker_cpu = -1;
+}
+
+#ifdef CONFIG_SMP
+/* FreeBSD's sched_random(): a per-CPU LCG is plenty for tie-breaks. */
+static DEFINE_PER_CPU(u32, ule_random_state);
+
+static u32 ule_random(void)
+{
+	/* Any CPU's state will do: callers may be preemptible. */
+	u32 *state = raw_cpu_ptr(&ule_random_state);
+
+	*state = *state * 69069 + 5;
+	return *state >> 16;
+}
+
+/* What cpu_search() looks for and what it found. */
+struct ule_search {
+	const struct cpumask	*mask;
+	int			pri;	/* lowest: CPU's lowpri must be worse */
+	int			limit;	/* lowest: max load; highest: min load */
+	int			prefer;	/* lowest: favoured CPU */
+	int			cpu;
+	int			score;
+};
+
+/* One CPU as a leaf of cpu_search(): returns its load score. */
+static int ule_search_cpu(int cpu, struct ule_search *low, struct ule_search *high)
+{
+	struct rq *rq = cpu_rq(cpu);
+	int nr = READ_ONCE(rq->ule.load);
+	int load = nr * 256, rnd = ule_random() % 32;
+
+	if (low) {
+		int l = cpu == low->prefer ? load - 64 : load;
+
+		if (ule_cpu_lowpri(cpu) > low->pri && nr <= low->limit &&
+		    cpumask_test_cpu(cpu, low->mask)) {
+			low->cpu = cpu;
+			low->score = l - rnd;
+		}
+		load = l;
+	}
+	if (high && nr >= high->limit && READ_ONCE(rq->ule.transferable) &&
+	    cpumask_test_cpu(cpu, high->mask)) {
+		high->cpu = cpu;
+		high->score = load - rnd;
+	}
+	return load;
+}
+
+/* The domain one level below @sd that covers @sg, or NULL to go flat. */
+static struct sched_domain *ule_child_domain(struct sched_domain *sd, struct sched_group *sg)
+{
+	struct sched_domain *child = sd->child, *csd;
+	int cpu;
+
+	if (!child)
+		return NULL;
+	if (cpumask_subset(sched_domain_span(child), sched_group_span(sg)))
+		return child;
+	cpu = cpumask_first(sched_group_span(sg));
+	for (csd = rcu_dereference(cpu_rq(cpu)->sd); csd; csd = csd->parent) {
+		if (csd->level == child->level)
+			return cpumask_equal(sched_domain_span(csd), sched_group_span(sg)) ?
+				csd : NULL;
+	}
+	return NULL;
+}
+
+static int ule_search(struct sched_domain *sd, const struct cpumask *span,
+		      struct ule_search *low, struct ule_search *high);
+
+/*
+ * cpu_search(): the least (most) loaded CPU on the least (most) loaded
+ * path through the tree, which balances caches and nodes rather than
+ * single CPUs. Ties between groups go to the better CPU score.
+ */
+static int ule_search_group(struct sched_domain *sd, struct ule_search *low,
+			    struct ule_search *high)
+{
+	struct sched_group *sg = sd->groups;
+	int total = 0, lbest = INT_MAX, hbest = INT_MIN;
+
+	do {
+		const struct cpumask *span = sched_group_span(sg);
+		struct ule_search l, h;
+		int load;
+
+		if (low) {
+			l = *low;
+			l.cpu = -1;
+		}
+		if (high) {
+			h = *high;
+			h.cpu = -1;
+		}
+		load = ule_search(ule_child_domain(sd, sg), span, low ? &l : NULL,
+				  high ? &h : NULL);
+		total += load;
+		if (low && l.cpu >= 0 &&
+		    (load < lbest || (load == lbest && l.score < low->score))) {
+			lbest = load;
+			low->cpu = l.cpu;
+			low->score = l.score;
+		}
+		if (high && h.cpu >= 0 &&
+		    (load > hbest || (load == hbest && h.score > high->score))) {
+			hbest = load;
+			high->cpu = h.cpu;
+			high->score = h.score;
+		}
+		sg = sg->next;
+	} while (sg != sd->groups);
+	return total;
+}
+
+/* Search @sd, or the CPUs of @span one by one when there is no domain. */
+static int ule_search(struct sched_domain *sd, const struct cpumask *span,
+		      struct ule_search *low, struct ule_search *high)
+{
+	int cpu, total = 0, lbest = INT_MAX, hbest = INT_MIN;
+
+	if (sd)
+		return ule_search_group(sd, low, high);
+	for_each_cpu_and(cpu, span, cpu_active_mask) {
+		struct ule_search l, h;
+		int load;
+
+		if (low) {
+			l = *low;
+			l.cpu = -1;
+		}
+		if (high) {
+			h = *high;
+			h.cpu = -1;
+		}
+		load = ule_search_cpu(cpu, low ? &l : NULL, high ? &h : NULL);
+		total += load;
+		if (low && l.cpu >= 0 &&
+		    (load < lbest || (load == lbest && l.score < low->score))) {
+			lbest = load;
+			low->cpu = l.cpu;
+			low->score = l.score;
+		}
+		if (high && h.cpu >= 0 &&
+		    (load > hbest || (load == hbest && h.score > high->score))) {
+			hbest = load;
+			high->cpu = h.cpu;
+			high->score = h.score;
+		}
+	}
+	return total;
+}
+
+/* sched_lowest(): the least loaded allowed CPU running worse than @pri. */
+static int ule_lowest(struct sched_domain *sd, const struct cpumask *span,
+		      const struct cpumask *mask, int pri, int maxload, int prefer)
+{
+	struct ule_search low = {
+		.mask = mask, .pri = pri, .limit = maxload, .prefer = prefer,
+		.cpu = -1, .score = INT_MAX,
+	};
+
+	ule_search(sd, span, &low, NULL);
+	return low.cpu;
+}
+
+/* sched_highest(): the most loaded CPU with a task to give. */
+static int ule_highest(struct sched_domain *sd, const struct cpumask *span,
+		       const struct cpumask *mask, int minload)
+{
+	struct ule_search high = {
+		.mask = mask, .limit = minload, .cpu = -1, .score = INT_MIN,
+	};
+
+	ule_search(sd, span, NULL, &high);
+	return high.cpu;
+}
+
+static struct sched_domain *ule_top_domain(int cpu)
+{
+	struct sched_domain *sd = rcu_dereference(cpu_rq(cpu)->sd);
+
+	while (sd && sd->parent)
+		sd = sd->parent;
+	return sd;
+}
+
+/* SCHED_AFFINITY(): did @p run recently enough to find its cache warm? */
+static bool ule_affine(struct task_struct *p, u64 now, int level)
+{
+	return ule_since(now, p->ule.last_ran) < (u64)level * ULE_TICK_NS;
+}
+
+static bool ule_core_idle(int cpu)
+{
+#ifdef CONFIG_SCHED_SMT
+	int sibling;
+
+	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
+		if (ule_cpu_lowpri(sibling) < ULE_PRI_MIN_IDLE)
+			return false;
+	}
+#endif
+	return true;
+}
+
+/*
+ * sched_pickcpu(): the previous CPU if it is idle and the cache is warm
+ * (its whole core, on SMT); else the least loaded idle CPU of the last
+ * level cache while the cache is warm; else the least loaded CPU running
+ * worse priority work anywhere; else the least loaded CPU. The waking CPU
+ * wins if it runs worse work and is not busier than that choice plus one.
+ * Bounded: the machine-wide passes only run when the LLC has no room.
+ */
+static int select_task_rq_ule(struct task_struct *p, int prev, int wake_flags)
+{
+	int self = smp_processor_id(), pri, cpu = -1;
+	struct sched_domain *llc, *top;
+	u64 now = sched_clock_cpu(self);
+
+	p->ule.waker_cpu = self;
+	if (wake_flags & WF_EXEC)
+		return prev;
+	if (wake_flags & WF_TTWU) {
+		ule_account_sleep(p, now);
+		p->ule.prio = ule_compute_prio(p);
+	}
+	pri = p->ule.prio;
+
+	if (cpumask_test_cpu(prev, p->cpus_ptr) && cpu_active(prev) &&
+	    ule_cpu_lowpri(prev) >= ULE_PRI_MIN_IDLE && ule_affine(p, now, 2) &&
+	    ule_core_idle(prev))
+		return prev;
+
+	rcu_read_lock();
+	llc = rcu_dereference(per_cpu(sd_llc, prev));
+	top = ule_top_domain(prev);
+	if (llc && llc != top && ule_affine(p, now, 3))
+		cpu = ule_lowest(llc, NULL, p->cpus_ptr,
+				 max_t(int, pri, ULE_PRI_MAX_TIMESHARE), INT_MAX, prev);
+	if (cpu < 0)
+		cpu = ule_lowest(top, cpu_active_mask, p->cpus_ptr, pri, INT_MAX, prev);
+	if (cpu < 0)
+		cpu = ule_lowest(top, cpu_active_mask, p->cpus_ptr, -1, INT_MAX, prev);
+	rcu_read_unlock();
+	if (cpu < 0)
+		return prev;
+
+	if (cpumask_test_cpu(self, p->cpus_ptr) && cpu_active(self) &&
+	    ule_cpu_lowpri(self) > pri && ule_cpu_lowpri(cpu) < ULE_PRI_MIN_IDLE &&
+	    READ_ONCE(this_rq()->ule.load) <= READ_ONCE(cpu_rq(cpu)->ule.load) + 1)
+		cpu = self;
+	return cpu;
+}
+
+/*
+ * tdq_steal(): the first task that may move to @cpu, in pick order; of
+ * the calendar, not the one about to run unless it is the only choice.
+ */
+static struct task_struct *ule_steal_task(struct rq *src, int cpu)
+{
+	struct ule_rq *ule = ule_rq_of(src);
+	struct task_struct *p, *first = NULL;
+	unsigned int i, index;
+
+	for_each_set_bit(index, ule->realtime.bits, ULE_RQ_NQS) {
+		list_for_each_entry(p, &ule->realtime.queue[index], ule.run_list) {
+			if (ule_can_migrate(p) && cpumask_test_cpu(cpu, p->cpus_ptr) &&
+			    !task_on_cpu(src, p))
+				return p;
+		}
+	}
+	for (i = 0; i < ULE_RQ_NQS; i++) {
+		index = (ule->ridx + i) % ULE_RQ_NQS;
+		if (!test_bit(index, ule->timeshare.bits))
+			continue;
+		list_for_each_entry(p, &ule->timeshare.queue[index], ule.run_list) {
+			bool ok = ule_can_migrate(p) && cpumask_test_cpu(cpu, p->cpus_ptr) &&
+				  !task_on_cpu(src, p);
+
+			if (first && ok)
+				return p;
+			if (!first)
+				first = ok ? p : ERR_PTR(-EINVAL);
+		}
+	}
+	if (!IS_ERR_OR_NULL(first))
+		return first;
+	for_each_set_bit(index, ule->idle.bits, ULE_RQ_NQS) {
+		list_for_each_entry(p, &ule->idle.queue[index], ule.run_list) {
+			if (ule_can_migrate(p) && cpumask_test_cpu(cpu, p->cpus_ptr) &&
+			    !task_on_cpu(src, p))
+				return p;
+		}
+	}
+	return NULL;
+}
+
+/* tdq_notify(): the remote preemption rules for a task moved to @rq. */
+static void ule_notify(struct rq *rq, struct task_struct *p)
+{
+	struct task_struct *curr = rq->curr;
+
+	if (!ule_task(curr)) {
+		if (sched_class_above(&ule_sched_class, curr->sched_class))
+			resched_curr(rq);
+		return;
+	}
+	if (ule_should_preempt(p->ule.prio, curr->ule.prio, true))
+		resched_curr(rq);
+}
+
+/* Move one task from @src to @dst; both locked, clocks updated. */
+static struct task_struct *ule_move_one(struct rq *src, struct rq *dst,
+					enum sched_migrate_reason reason)
+{
+	struct task_struct *p = ule_steal_task(src, cpu_of(dst));
+
+	if (!p)
+		return NULL;
+	deactivate_task(src, p, 0);
+	set_task_cpu_reason(p, cpu_of(dst), reason);
+	activate_task(dst, p, 0);
+	return p;
+}
+
+/*
+ * tdq_idled()/tdq_trysteal(): a CPU about to idle takes one task from
+ * the most loaded CPU sharing its smallest domain that has one to give,
+ * widening to the whole machine. Called from balance() with @this_rq
+ * locked and unpinned; double_lock_balance() may drop that lock.
+ */
+static bool ule_idle_steal(struct rq *this_rq)
+{
+	int this_cpu = cpu_of(this_rq), thresh = READ_ONCE(sysctl_sched_ule_steal_thresh);
+	struct sched_domain *sd;
+	bool moved = false;
+
+	if (!thresh || !cpu_active(this_cpu))
+		return false;
+	rcu_read_lock();
+	for (sd = rcu_dereference(this_rq->sd); sd && !moved; sd = sd->parent) {
+		struct task_struct *p;
+		struct rq *src;
+		int cpu;
+
+		cpu = ule_highest(sd, NULL, sched_domain_span(sd), thresh);
+		if (this_rq->ule.load)
+			break;
+		if (cpu < 0 || cpu == this_cpu)
+			continue;
+		src = cpu_rq(cpu);
+		if (READ_ONCE(src->ule.load) < thresh || !READ_ONCE(src->ule.transferable))
+			continue;
+		double_lock_balance(this_rq, src);
+		if (!this_rq->ule.load && src->ule.load >= thresh && src->ule.transferable) {
+			update_rq_clock(src);
+			p = ule_move_one(src, this_rq, SCHED_MIGRATE_IDLE_BALANCE);
+			moved = !!p;
+		}
+		double_unlock_balance(this_rq, src);
+	}
+	rcu_read_unlock();
+	return moved;
+}
+
+/*
+ * FreeBSD's idle loop steals whenever an interrupt wakes the CPU; a
+ * tickless Linux CPU sleeps until told. So a CPU whose tick finds tasks to
+ * give wakes as many idle CPUs nearby as it has transferable tasks, and
+ * each steals for itself (tdq_idled()) from this IPI.
+ */
+static void ule_steal_ipi(void *info)
+{
+	struct rq *rq = info;
+	struct rq_flags rf;
+
+	atomic_set(&rq->ule.steal_kicked, 0);
+	rq_lock(rq, &rf);
+	if (!rq->ule.load && ule_cpu_lowpri(cpu_of(rq)) >= ULE_PRI_MIN_IDLE) {
+		update_rq_clock(rq);
+		rq_unpin_lock(rq, &rf);
+		if (ule_idle_steal(rq))
+			resched_curr(rq);
+		rq_repin_lock(rq, &rf);
+	}
+	rq_unlock(rq, &rf);
+}
+
+static void ule_kick_idle(struct rq *rq)
+{
+	int this_cpu = cpu_of(rq), thresh = READ_ONCE(sysctl_sched_ule_steal_thresh);
+	int budget = min(rq->ule.transferable, rq->ule.load - 1), cpu;
+	struct sched_domain *sd;
+
+	if (!thresh || rq->ule.load < thresh || budget <= 0 ||
+	    cpumask_empty(&ule_idle_cpus))
+		return;
+	rcu_read_lock();
+	for_each_domain(this_cpu, sd) {
+		for_each_cpu_and(cpu, sched_domain_span(sd), &ule_idle_cpus) {
+			if (cpu == this_cpu || !cpu_active(cpu) ||
+			    READ_ONCE(cpu_rq(cpu)->ule.load))
+				continue;
+			if (atomic_xchg(&cpu_rq(cpu)->ule.steal_kicked, 1))
+				continue;
+			smp_call_function_single_async(cpu, &cpu_rq(cpu)->ule.steal_csd);
+			if (--budget <= 0)
+				goto out;
+		}
+	}
+out:
+	rcu_read_unlock();
+}
+
+static int balance_ule(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
+{
+	if (!rq->ule.load) {
+		rq_unpin_lock(rq, rf);
+		ule_idle_steal(rq);
+		rq_repin_lock(rq, rf);
+	}
+	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq) ||
+		rq->ule.load;
+}
+
+/* sched_balance_pair(): one task from @high to @low if it still helps. */
+static bool ule_balance_pair(int high, int low)
+{
+	struct rq *hrq = cpu_rq(high), *lrq = cpu_rq(low);
+	struct task_struct *p = NULL;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	double_rq_lock(hrq, lrq);
+	if (cpu_active(low) && hrq->ule.transferable && hrq->ule.load > lrq->ule.load) {
+		update_rq_clock(hrq);
+		update_rq_clock(lrq);
+		p = ule_move_one(hrq, lrq, SCHED_MIGRATE_BALANCE);
+		if (p)
+			ule_notify(lrq, p);
+	}
+	double_rq_unlock(hrq, lrq);
+	local_irq_restore(flags);
+	return p;
+}
+
+/*
+ * sched_balance_group(): pair the most loaded CPU with the least loaded
+ * one and move one task; a CPU gives or takes at most once per run, so a
+ * big imbalance takes many runs to even out, as on FreeBSD.
+ */
+static struct cpumask ule_bal_high, ule_bal_low;
+
+static void ule_balance_all(void)
+{
+	struct sched_domain *top;
+	int high, low;
+	bool anylow;
+
+	rcu_read_lock();
+	top = ule_top_domain(smp_processor_id());
+	cpumask_copy(&ule_bal_high, cpu_active_mask);
+	for (;;) {
+		high = ule_highest(top, cpu_active_mask, &ule_bal_high, 2);
+		if (high < 0)
+			break;
+		cpumask_clear_cpu(high, &ule_bal_high);
+		cpumask_copy(&ule_bal_low, &ule_bal_high);
+		if (cpumask_empty(&ule_bal_low))
+			break;
+		anylow = true;
+		for (;;) {
+			low = ule_lowest(top, cpu_active_mask, &ule_bal_low, -1,
+					 READ_ONCE(cpu_rq(high)->ule.load) - 1, high);
+			if (low < 0)
+				break;
+			if (ule_balance_pair(high, low)) {
+				/* A CPU that received cannot give this run. */
+				cpumask_clear_cpu(low, &ule_bal_high);
+				break;
+			}
+			/* Nothing on @high may run on @low: try another. */
+			cpumask_clear_cpu(low, &ule_bal_low);
+			anylow = false;
+		}
+		/* No CPU at all is less loaded: the machine is balanced. */
+		if (low < 0 && anylow)
+			break;
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * The periodic balancer runs from a timer, not from one CPU's tick, so it
+ * keeps running when that CPU is idle or tickless (the 2018 port's
+ * balancer fell silent then). Every interval/2 + random(interval).
+ */
+static void ule_balance_timer_fn(struct timer_list *timer);
+static DEFINE_TIMER(ule_balance_timer, ule_balance_timer_fn);
+
+static unsigned long ule_balance_delay(void)
+{
+	unsigned int ms = max(READ_ONCE(sysctl_sched_ule_balance_interval_ms), 1);
+
+	return msecs_to_jiffies(max(ms / 2, 1U) + ule_random() % ms);
+}
+
+static void ule_balance_timer_fn(struct timer_list *timer)
+{
+	ule_balance_all();
+	mod_timer(timer, jiffies + ule_balance_delay());
+}
+#endif /* CONFIG_SMP */
+
+DEFINE_SCHED_CLASS(ule) = {
+	.enqueue_task		= enqueue_task_ule,
+	.dequeue_task		= dequeue_task_ule,
+	.yield_task		= yield_task_ule,
+	.check_preempt_curr	= check_preempt_curr_ule,
+	.pick_next_task		= pick_next_task_ule,
+	.put_prev_task		= put_prev_task_ule,
+	.set_next_task		= set_next_task_ule,
+#ifdef CONFIG_SMP
+	.balance		= balance_ule,
+	.select_task_rq		= select_task_rq_ule,
+	.set_cpus_allowed	= set_cpus_allowed_common,
+#endif
+	.task_tick		= task_tick_ule,
+	.task_fork		= task_fork_ule,
+	.task_dead		= task_dead_ule,
+	.prio_changed		= prio_changed_ule,
+	.switched_from		= switched_from_ule,
+	.switched_to		= switched_to_ule,
+	.get_rr_interval	= get_rr_interval_ule,
+	.update_curr		= update_curr_ule,
+};
+
+static const char *const ule_runq_names[] = {
+	[ULE_RUNQ_NONE] = "running",
+	[ULE_RUNQ_REALTIME] = "realtime",
+	[ULE_RUNQ_TIMESHARE] = "timeshare",
+	[ULE_RUNQ_IDLE] = "idle",
+};
+
+/* The queue a priority belongs to, whether or not the task is queued. */
+static const char *ule_queue_name(unsigned int prio)
+{
+	if (prio < ULE_PRI_MIN_BATCH)
+		return ule_runq_names[ULE_RUNQ_REALTIME];
+	if (prio <= ULE_PRI_MAX_BATCH)
+		return ule_runq_names[ULE_RUNQ_TIMESHARE];
+	return ule_runq_names[ULE_RUNQ_IDLE];
+}
+
+/* ULE lines of /proc/<pid>/sched. */
+void ule_proc_show_task(struct task_struct *p, struct seq_file *m)
+{
+	struct sched_ule_entity *ue = &p->ule;
+	u64 window = ule_since(ue->pct_last, ue->pct_first);
+
+	seq_printf(m, "%-45s:%21u\n", "ule.prio", ue->prio);
+	seq_printf(m, "%-45s:%21u\n", "ule.score", ule_score(p));
+	seq_printf(m, "%-45s:%21s\n", "ule.queue", ule_queue_name(ue->prio));
+	seq_printf(m, "%-45s:%21llu\n", "ule.slice_us",
+		   div_u64(ule_since(ule_slice(), ue->slice_used), NSEC_PER_USEC));
+	seq_printf(m, "%-45s:%21llu\n", "ule.runtime_us", div_u64(ue->runtime, NSEC_PER_USEC));
+	seq_printf(m, "%-45s:%21llu\n", "ule.slptime_us", div_u64(ue->slptime, NSEC_PER_USEC));
+	seq_printf(m, "%-45s:%21llu\n", "ule.cpu_pct",
+		   window ? div64_u64(ue->pct_run * 100, max_t(u64, window, NSEC_PER_SEC)) : 0);
+}
+
+static int ule_interact_max = ULE_INTERACT_MAX;
+static int ule_prio_max = ULE_PRI_MAX_IDLE;
+static int ule_slice_us_min = 1000;
+static int ule_slice_us_max = 1000000;
+#ifdef CONFIG_SMP
+static int ule_int_max = INT_MAX;
+static int ule_balance_ms_min = 10;
+static int ule_balance_ms_max = 60000;
+#endif
+
+static struct ctl_table ule_sysctls[] = {
+	{
+		.procname	= "sched_ule_interact",
+		.data		= &sysctl_sched_ule_interact,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &ule_interact_max,
+	},
+	{
+		.procname	= "sched_ule_slice_us",
+		.data		= &sysctl_sched_ule_slice_us,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &ule_slice_us_min,
+		.extra2		= &ule_slice_us_max,
+	},
+	{
+		.procname	= "sched_ule_slice_min_us",
+		.data		= &sysctl_sched_ule_slice_min_us,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ONE,
+		.extra2		= &ule_slice_us_max,
+	},
+	{
+		.procname	= "sched_ule_preempt_thresh",
+		.data		= &sysctl_sched_ule_preempt_thresh,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &ule_prio_max,
+	},
+#ifdef CONFIG_SMP
+	{
+		.procname	= "sched_ule_balance_interval_ms",
+		.data		= &sysctl_sched_ule_balance_interval_ms,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &ule_balance_ms_min,
+		.extra2		= &ule_balance_ms_max,
+	},
+	{
+		.procname	= "sched_ule_steal_thresh",
+		.data		= &sysctl_sched_ule_steal_thresh,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &ule_int_max,
+	},
+#endif
+	{}
+};
+
+/* Tunables and the periodic balancer exist only when ULE runs tasks. */
+static int __init ule_late_init(void)
+{
+	if (sched_normal_class != &ule_sched_class)
+		return 0;
+	register_sysctl_init("kernel", ule_sysctls);
+#ifdef CONFIG_SMP
+	mod_timer(&ule_balance_timer, jiffies + ule_balance_delay());
+#endif
+	return 0;
+}
+late_initcall(ule_late_init);
+
+#ifdef CONFIG_SCHED_ULE_KUNIT_TEST
+#include "ule_test.c"
+#endif

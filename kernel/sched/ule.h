@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ULE scheduling class: FreeBSD's constants and the pure parts of its
+ * algorithm (interactivity score, priority, calendar queue, slice), kept
+ * apart from the class so that KUnit can test them on plain numbers.
+ *
+ * FreeBSD counts run and sleep time in hz ticks shifted left by 10 and
+ * samples run time at stathz (about 127 Hz). Here both are nanoseconds:
+ * run time comes exactly from update_curr(), sleep time from the runqueue
+ * clock between dequeue and enqueue, and every constant that FreeBSD
+ * states in ticks is converted at FreeBSD's defaults (hz = 1000,
+ * stathz = 127). Documentation/scheduler/ule.rst lists each conversion.
+ */
+#ifndef _KERNEL_SCHED_ULE_H
+#define _KERNEL_SCHED_ULE_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/smp.h>
+#include <linux/time64.h>
+#include <linux/types.h>
+
+/* FreeBSD's priority scale (sys/sys/priority.h): lower is better. */
+#define ULE_PRI_MIN_REALTIME	48
+#define ULE_PRI_MIN_KERN	80
+#define ULE_PRI_MAX_KERN	119
+#define ULE_PRI_MIN_TIMESHARE	120
+#define ULE_PRI_MAX_TIMESHARE	223
+#define ULE_PRI_MIN_IDLE	224
+#define ULE_PRI_MAX_IDLE	255
+
+/* Timeshare split: interactive band, then batch band with nice margins. */
+#define ULE_NICE_RANGE		40
+#define ULE_NICE_HALF		(ULE_NICE_RANGE / 2)
+#define ULE_TIMESHARE_RANGE	(ULE_PRI_MAX_TIMESHARE - ULE_PRI_MIN_TIMESHARE + 1)
+#define ULE_INTERACT_RANGE	((ULE_TIMESHARE_RANGE - ULE_NICE_RANGE) / 2)
+#define ULE_PRI_MIN_INTERACT	ULE_PRI_MIN_TIMESHARE
+#define ULE_PRI_MAX_INTERACT	(ULE_PRI_MIN_TIMESHARE + ULE_INTERACT_RANGE - 1)
+#define ULE_PRI_MIN_BATCH	(ULE_PRI_MIN_TIMESHARE + ULE_INTERACT_RANGE)
+#define ULE_PRI_MAX_BATCH	ULE_PRI_MAX_TIMESHARE
+#define ULE_BATCH_RANGE		(ULE_PRI_MAX_BATCH - ULE_PRI_MIN_BATCH + 1)
+#define ULE_SCHED_PRI_MIN	(ULE_PRI_MIN_BATCH + ULE_NICE_HALF)
+#define ULE_SCHED_PRI_MAX	(ULE_PRI_MAX_BATCH - ULE_NICE_HALF)
+#define ULE_SCHED_PRI_RANGE	(ULE_SCHED_PRI_MAX - ULE_SCHED_PRI_MIN + 1)
+
+/* Interactivity score: 0 (sleeps all the time) to 100 (never sleeps). */
+#define ULE_INTERACT_MAX	100
+#define ULE_INTERACT_HALF	(ULE_INTERACT_MAX / 2)
+#define ULE_INTERACT_THRESH	30
+
+/* History kept for the score: 5 s; a child inherits at most 0.5 s. */
+#define ULE_SLP_RUN_MAX		(5ULL * NSEC_PER_SEC)
+#define ULE_SLP_RUN_FORK	(NSEC_PER_SEC / 2)
+
+/* %CPU window: 10 s target, 11 s before it is scaled back. */
+#define ULE_PCT_TARGET		(10ULL * NSEC_PER_SEC)
+#define ULE_PCT_MAX		(11ULL * NSEC_PER_SEC)
+
+/* One FreeBSD hz tick (hz = 1000) and one stathz tick (127 Hz). */
+#define ULE_TICK_NS		(NSEC_PER_SEC / 1000)
+#define ULE_STATHZ		127
+#define ULE_STAT_TICK_NS	(NSEC_PER_SEC / ULE_STATHZ)
+
+/* Slices: 12 stathz ticks (~94 ms); minimum a sixth of that (~16 ms). */
+#define ULE_SLICE_DEFAULT_NS	(12ULL * NSEC_PER_SEC / ULE_STATHZ)
+#define ULE_SLICE_MIN_DIVISOR	6
+
+/* Runqueues: 64 lists each; a realtime/idle list holds 4 priorities. */
+#define ULE_RQ_NQS		64
+#define ULE_RQ_PPQ		4
+
+enum ule_runq_id {
+	ULE_RUNQ_NONE,
+	ULE_RUNQ_REALTIME,	/* kernel threads and interactive tasks */
+	ULE_RUNQ_TIMESHARE,	/* batch tasks: the calendar queue */
+	ULE_RUNQ_IDLE,		/* SCHED_IDLE tasks */
+};
+
+struct ule_runq {
+	DECLARE_BITMAP(bits, ULE_RQ_NQS);
+	struct list_head	queue[ULE_RQ_NQS];
+};
+
+/* FreeBSD's struct tdq: one per CPU, inside struct rq. */
+struct ule_rq {
+	struct ule_runq		realtime;
+	struct ule_runq		timeshare;
+	struct ule_runq		idle;
+	/* Tasks queued or running here (tdq_load). */
+	unsigned int		load;
+	/* Queued tasks that may run elsewhere (tdq_transferable). */
+	unsigned int		transferable;
+	/* Best priority here, running or queued; 255 when idle. */
+	u8			lowpri;
+	/* Calendar insert and removal indexes. */
+	u8			idx;
+	u8			ridx;
+	/* Runqueue clock of the last calendar step. */
+	u64			calendar_clock;
+#ifdef CONFIG_SMP
+	/* Utilisation of ULE tasks for schedutil (PELT, like avg_rt). */
+	struct sched_avg	avg;
+	/* Wakes this CPU, when idle, to steal a task; one sender at a time. */
+	call_single_data_t	steal_csd;
+	atomic_t		steal_kicked;
+#endif
+};
+
+/*
+ * FreeBSD's sched_interact_score(): the ratio of voluntary sleep to run
+ * time scaled to 0-100; below 50 when the task sleeps more than it runs.
+ */
+static inline unsigned int ule_interact_score(u64 run, u64 slp)
+{
+	u64 div;
+
+	if (run > slp) {
+		div = max_t(u64, 1, div64_u64(run, ULE_INTERACT_HALF));
+		return ULE_INTERACT_HALF +
+			(ULE_INTERACT_HALF - div64_u64(slp, div));
+	}
+	if (slp > run) {
+		div = max_t(u64, 1, div64_u64(slp, ULE_INTERACT_HALF));
+		return div64_u64(run, div);
+	}
+	return run ? ULE_INTERACT_HALF : 0;
+}
+
+/*
+ * FreeBSD's sched_interact_update(): keep run + sleep history below
+ * ULE_SLP_RUN_MAX, forgetting old behaviour gradually.
+ */
+static inline void ule_interact_update(u64 *run, u64 *slp)
+{
+	u64 sum = *run + *slp;
+
+	if (sum < ULE_SLP_RUN_MAX)
+		return;
+	/* A huge sleep (or inherited run) time: keep only its direction. */
+	if (sum > ULE_SLP_RUN_MAX * 2) {
+		if (*run > *slp) {
+			*run = ULE_SLP_RUN_MAX;
+			*slp = 1;
+		} else {
+			*slp = ULE_SLP_RUN_MAX;
+			*run = 1;
+		}
+		return;
+	}
+	/* 4/5 would not bring a sum above 6/5 of the maximum back under it. */
+	if (sum > div_u64(ULE_SLP_RUN_MAX, 5) * 6) {
+		*run /= 2;
+		*slp /= 2;
+		return;
+	}
+	*run = div_u64(*run, 5) * 4;
+	*slp = div_u64(*slp, 5) * 4;
+}
+
+/* FreeBSD's sched_interact_fork(): a child starts with a short history. */
+static inline void ule_interact_fork(u64 *run, u64 *slp)
+{
+	u64 sum = *run + *slp, ratio;
+
+	if (sum <= ULE_SLP_RUN_FORK)
+		return;
+	ratio = div64_u64(sum, ULE_SLP_RUN_FORK);
+	*run = div64_u64(*run, ratio);
+	*slp = div64_u64(*slp, ratio);
+}
+
+/*
+ * FreeBSD's SCHED_PRI_TICKS(): the share of the %CPU window the task ran,
+ * on a 0..ULE_SCHED_PRI_RANGE scale. The window counts as at least one
+ * second, as FreeBSD's max(ltick - ftick, hz) does.
+ */
+static inline unsigned int ule_pri_ticks(u64 pct_run, u64 window)
+{
+	u64 unit = div_u64(max_t(u64, window, NSEC_PER_SEC) + ULE_SCHED_PRI_RANGE - 1,
+			   ULE_SCHED_PRI_RANGE);
+
+	return min_t(u64, div64_u64(pct_run, unit), ULE_SCHED_PRI_RANGE - 1);
+}
+
+/*
+ * FreeBSD's sched_priority() for a timeshare task with interactivity
+ * score @score, nice @nice and %CPU ticks @pri_ticks: interactive tasks
+ * spread over 120-151 by score, the others over 152-223 by recent CPU use
+ * and nice. @interact is the threshold (kernel.sched_ule_interact).
+ */
+static inline unsigned int ule_timeshare_prio(unsigned int score, int nice,
+					      unsigned int pri_ticks,
+					      unsigned int interact)
+{
+	int s = max_t(int, 0, (int)score + nice);
+
+	if (interact && s < interact)
+		return ULE_PRI_MIN_INTERACT + (ULE_INTERACT_RANGE / interact) * s;
+	return ULE_SCHED_PRI_MIN + min_t(unsigned int, pri_ticks, ULE_SCHED_PRI_RANGE - 1) +
+		nice;
+}
+
+/*
+ * Calendar slot of a batch priority (tdq_runq_add()): the priority's
+ * distance from the insert index @idx, never the slot being drained
+ * (@ridx) unless the calendar is caught up (idx == ridx).
+ */
+static inline unsigned int ule_calendar_slot(unsigned int prio, unsigned int idx,
+					     unsigned int ridx)
+{
+	unsigned int slot = ULE_RQ_NQS * (prio - ULE_PRI_MIN_BATCH) / ULE_BATCH_RANGE;
+
+	slot = (slot + idx) % ULE_RQ_NQS;
+	if (ridx != idx && slot == ridx)
+		slot = (slot + ULE_RQ_NQS - 1) % ULE_RQ_NQS;
+	return slot;
+}
+
+/*
+ * tdq_slice(): the slice shrinks as more tasks share the CPU (@load counts
+ * the running one), so that each waits about one full slice at most, but
+ * never below @slice_min.
+ */
+static inline u64 ule_slice_for_load(unsigned int load, u64 slice, u64 slice_min)
+{
+	int waiting = (int)load - 1;
+
+	if (waiting >= ULE_SLICE_MIN_DIVISOR)
+		return slice_min;
+	if (waiting <= 1)
+		return slice;
+	return max(div_u64(slice, waiting), slice_min);
+}
+
+#endif /* _KERNEL_SCHED_ULE_H */

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of ULE's arithmetic (kernel/sched/ule.h) against values
+ * worked out by hand from FreeBSD's formulas. Included from ule.c.
+ */
+#include <kunit/test.h>
+
+#define MS(x)	((u64)(x) * NSEC_PER_MSEC)
+
+/* The score over a grid of (run, sleep), boundaries included. */
+static void ule_test_score_grid(struct kunit *test)
+{
+	static const struct {
+		u64 run, slp;
+		unsigned int score;
+	} cases[] = {
+		{ 0, 0, 0 },			/* nothing known yet */
+		{ MS(100), MS(100), 50 },	/* equal: the midpoint */
+		{ MS(1), 0, 100 },		/* never sleeps */
+		{ 0, MS(1), 0 },		/* never runs */
+		{ MS(100), MS(400), 12 },	/* 50 / (400/100) = 12.5 */
+		{ MS(400), MS(100), 88 },	/* 50 + 50 - 50 / 4 */
+		{ MS(10), MS(90), 5 },		/* 90 % asleep */
+		{ MS(30), MS(70), 21 },		/* 70 % asleep: below 30 */
+		{ MS(40), MS(60), 33 },		/* 60 % asleep: just above 30 */
+		{ MS(375), MS(625), 30 },	/* 62.5 % asleep: the threshold */
+		{ MS(5000), 1, 100 },		/* history capped, one side only */
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test, ule_interact_score(cases[i].run, cases[i].slp),
+				    cases[i].score, "run %llu slp %llu", cases[i].run,
+				    cases[i].slp);
+}
+
+/* Scores stay within 0..100 and grow with run time. */
+static void ule_test_score_monotonic(struct kunit *test)
+{
+	unsigned int prev = 0, score;
+	u64 run;
+
+	for (run = 0; run <= MS(2000); run += MS(50)) {
+		score = ule_interact_score(run, MS(1000));
+		KUNIT_EXPECT_LE(test, score, ULE_INTERACT_MAX);
+		KUNIT_EXPECT_GE(test, score, prev);
+		prev = score;
+	}
+}
+
+static void ule_test_history_update(struct kunit *test)
+{
+	u64 run, slp;
+
+	/* Below the 5 s cap: untouched. */
+	run = MS(1000);
+	slp = MS(3000);
+	ule_interact_update(&run, &slp);
+	KUNIT_EXPECT_EQ(test, run, MS(1000));
+	KUNIT_EXPECT_EQ(test, slp, MS(3000));
+
+	/* Just over the cap: both scaled by 4/5, the ratio kept. */
+	run = MS(2000);
+	slp = MS(3500);
+	ule_interact_update(&run, &slp);
+	KUNIT_EXPECT_EQ(test, run, MS(1600));
+	KUNIT_EXPECT_EQ(test, slp, MS(2800));
+
+	/* Over 6/5 of the cap: halved. */
+	run = MS(3000);
+	slp = MS(4000);
+	ule_interact_update(&run, &slp);
+	KUNIT_EXPECT_EQ(test, run, MS(1500));
+	KUNIT_EXPECT_EQ(test, slp, MS(2000));
+
+	/* Over twice the cap (a long sleep): only the direction is kept. */
+	run = MS(100);
+	slp = MS(20000);
+	ule_interact_update(&run, &slp);
+	KUNIT_EXPECT_EQ(test, slp, ULE_SLP_RUN_MAX);
+	KUNIT_EXPECT_EQ(test, run, 1ULL);
+	KUNIT_EXPECT_EQ(test, ule_interact_score(run, slp), 0U);
+}
+
+static void ule_test_fork_scaling(struct kunit *test)
+{
+	u64 run = MS(1000), slp = MS(3000);
+
+	/* 4 s of history becomes 0.5 s: divided by 4000 / 500 = 8. */
+	ule_interact_fork(&run, &slp);
+	KUNIT_EXPECT_EQ(test, run, MS(125));
+	KUNIT_EXPECT_EQ(test, slp, MS(375));
+	KUNIT_EXPECT_EQ(test, ule_interact_score(run, slp),
+			ule_interact_score(MS(1000), MS(3000)));
+
+	/* A short history is inherited as it is. */
+	run = MS(100);
+	slp = MS(300);
+	ule_interact_fork(&run, &slp);
+	KUNIT_EXPECT_EQ(test, run, MS(100));
+	KUNIT_EXPECT_EQ(test, slp, MS(300));
+}
+
+static void ule_test_priority_bands(struct kunit *test)
+{
+	int nice;
+
+	/* Interactive: 120 + score at the default threshold, nice shifts it. */
+	KUNIT_EXPECT_EQ(test, ule_timeshare_prio(0, 0, 0, 30), 120U);
+	KUNIT_EXPECT_EQ(test, ule_timeshare_prio(29, 0, 0, 30), 149U);
+	KUNIT_EXPECT_EQ(test, ule_timeshare_prio(20, -10, 0, 30), 130U);
+	KUNIT_EXPECT_EQ(test, ule_timeshare_prio(5, -20, 0, 30), 120U);
+	/* Distinct scores keep distinct priorities (the 2018 port's flaw). */
+	KUNIT_EXPECT_LT(test, ule_timeshare_prio(3, 0, 0, 30),
+			ule_timeshare_prio(4, 0, 0, 30));
+	/* Batch: 172 + %CPU ticks (at most 31) + nice, within 152-223. */
+	KUNIT_EXPECT_EQ(test, ule_timeshare_prio(30, 0, 0, 30), 172U);
+	KUNIT_EXPECT_EQ(test, ule_timeshare_prio(60, 0, 31, 30), 203U);
+	KUNIT_EXPECT_EQ(test, ule_timeshare_prio(100, 0, 99, 30), 203U);
+	for (nice = -20; nice <= 19; nice++) {
+		unsigned int lo = ule_timeshare_prio(100, nice, 0, 30);
+		unsigned int hi = ule_timeshare_prio(100, nice, 31, 30);
+
+		KUNIT_EXPECT_GE(test, lo, (unsigned int)ULE_PRI_MIN_BATCH);
+		KUNIT_EXPECT_LE(test, hi, (unsigned int)ULE_PRI_MAX_BATCH);
+	}
+	/* Threshold 0 (SCHED_BATCH): never interactive. */
+	KUNIT_EXPECT_EQ(test, ule_timeshare_prio(0, 0, 0, 0), 172U);
+	/* %CPU ticks: half of a 10 s window is 16 of 32. */
+	KUNIT_EXPECT_EQ(test, ule_pri_ticks(MS(5000), MS(10000)), 16U);
+	KUNIT_EXPECT_EQ(test, ule_pri_ticks(MS(10000), MS(10000)), 31U);
+	/* The window counts as at least one second. */
+	KUNIT_EXPECT_EQ(test, ule_pri_ticks(MS(100), MS(100)), 3U);
+}
+
+static void ule_test_calendar_slot(struct kunit *test)
+{
+	/* Best batch priority: the insert index itself. */
+	KUNIT_EXPECT_EQ(test, ule_calendar_slot(152, 0, 0), 0U);
+	/* Worst: 64 * 71 / 72 = 63 slots later. */
+	KUNIT_EXPECT_EQ(test, ule_calendar_slot(223, 0, 0), 63U);
+	KUNIT_EXPECT_EQ(test, ule_calendar_slot(188, 10, 10), 42U);
+	/* Wraps around the 64 slots. */
+	KUNIT_EXPECT_EQ(test, ule_calendar_slot(223, 10, 10), 9U);
+	/* Never the slot being drained while idx runs ahead of ridx... */
+	KUNIT_EXPECT_EQ(test, ule_calendar_slot(152, 5, 5), 5U);
+	KUNIT_EXPECT_EQ(test, ule_calendar_slot(223, 6, 5), 4U);
+	/* ...which holds across the wrap too. */
+	KUNIT_EXPECT_EQ(test, ule_calendar_slot(154, 63, 0), 63U);
+}
+
+static void ule_test_slice_by_load(struct kunit *test)
+{
+	u64 slice = ULE_SLICE_DEFAULT_NS, min = slice / ULE_SLICE_MIN_DIVISOR;
+
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(0, slice, min), slice);
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(1, slice, min), slice);
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(2, slice, min), slice);
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(3, slice, min), slice / 2);
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(6, slice, min), slice / 5);
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(7, slice, min), min);
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(100, slice, min), min);
+	/* FreeBSD's defaults: 12 and 2 stathz ticks. */
+	KUNIT_EXPECT_EQ(test, div_u64(slice, NSEC_PER_USEC), 94488ULL);
+	KUNIT_EXPECT_EQ(test, div_u64(min, NSEC_PER_USEC), 15748ULL);
+}
+
+static struct kunit_case ule_test_cases[] = {
+	KUNIT_CASE(ule_test_score_grid),
+	KUNIT_CASE(ule_test_score_monotonic),
+	KUNIT_CASE(ule_test_history_update),
+	KUNIT_CASE(ule_test_fork_scaling),
+	KUNIT_CASE(ule_test_priority_bands),
+	KUNIT_CASE(ule_test_calendar_slot),
+	KUNIT_CASE(ule_test_slice_by_load),
+	{}
+};
+
+static struct kunit_suite ule_test_suite = {
+	.name = "sched_ule",
+	.test_cases = ule_test_cases,
+};
+
+kunit_test_suite(ule_test_suite);

@@ -1,0 +1,205 @@
+#!/bin/sh
+# In-guest TAP test of the ULE class in a guest booted with sched=ule:
+#   a. every normal-policy task, kernel threads included, runs on ule and
+#      its ule.* lines in /proc/<pid>/sched are consistent;
+#   b. a sleeper (1 ms run, 9 ms sleep) becomes interactive (realtime
+#      queue, priority 120-151) and a spinner batch (timeshare queue,
+#      priority >= 152), each within 3 s;
+#   c. the kernel.sched_ule_* sysctls: defaults, rejected writes, writes
+#      that take effect (sched_ule_interact=0 makes the sleeper batch);
+#   d. a nice 19 spinner gets a larger (worse) priority than a nice 0 one.
+# Usage: ule_checks.sh OUTDIR ULELOAD
+out=${1:?usage: $0 OUTDIR ULELOAD}
+uleload=${2:?usage: $0 OUTDIR ULELOAD}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+. "$here/ule_lib.sh"
+mkdir -p "$out"
+
+# name=default
+SYSCTLS="sched_ule_interact=30 sched_ule_slice_us=94488 sched_ule_slice_min_us=15748
+sched_ule_balance_interval_ms=1000 sched_ule_steal_thresh=2 sched_ule_preempt_thresh=80"
+# name=value accepted and different from the default; with these slices
+# slice_min_us stays below slice_us whatever the order of the writes.
+VALID="sched_ule_interact=40 sched_ule_slice_us=78740 sched_ule_slice_min_us=7874
+sched_ule_balance_interval_ms=500 sched_ule_steal_thresh=3 sched_ule_preempt_thresh=120"
+PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
+
+# consistent LO HI: the ule.* lines ule_read found are well-formed: the
+# priority in LO-HI, the queue of that priority, score and %CPU as
+# percentages, the slice at most kernel.sched_ule_slice_us.
+consistent() {
+	in_range "$u_prio" "$1" "$2" || return 1
+	queue_of "$u_prio"
+	[ "$u_queue" = "$q" ] && in_range "$u_score" 0 100 && in_range "$u_cpu_pct" 0 100 &&
+		in_range "$u_slice" 0 "$max_slice" && is_int "$u_runtime" && is_int "$u_slptime"
+}
+
+echo "TAP version 13"
+echo "1..35"
+
+# a. Classes and the ule.* lines of every task.
+check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
+read -r max_slice <$K/sched_ule_slice_us || max_slice=94488
+bad=""
+badule=""
+normal=0
+kthreads=0
+others=0
+for stat in /proc/[0-9]*/task/[0-9]*/stat; do
+	dir=${stat%/stat}
+	read -r line 2>/dev/null <"$stat" || continue
+	ule_read "$dir/sched" || continue
+	set -- ${line##*) }
+	flags=$7
+	id=${dir#/proc/}
+	case $s_policy in
+	0|3|5)
+		normal=$((normal + 1))
+		[ "$s_class" = ule ] || { bad="$bad $id:$s_class"; continue; }
+		band="120 255"
+		if [ $((flags & PF_KTHREAD)) -ne 0 ]; then
+			kthreads=$((kthreads + 1))
+			band="80 119"
+		fi
+		[ "$s_policy" = 5 ] && band="224 255"	# SCHED_IDLE: the idle band
+		consistent $band || badule="$badule $id:[$(ule_state)]"
+		;;
+	*)
+		others=$((others + 1))
+		case $s_class in rt|dl|stop) ;; *) bad="$bad $id:policy$s_policy:$s_class" ;; esac
+		;;
+	esac
+done
+echo "# $normal normal-policy tasks ($kthreads kernel threads), $others realtime or deadline tasks"
+[ "$normal" -gt 0 ] || bad="no-normal-task-read"
+check "$(echo ${bad:-none} | cut -d' ' -f1-10)" none \
+	"every normal task is on ule, the others on rt/dl/stop"
+if [ "$kthreads" -gt 0 ]; then
+	ok "$kthreads normal-policy kernel threads seen"
+else
+	not_ok "normal-policy kernel threads seen (none)"
+fi
+check "$(echo ${badule:-none} | cut -d' ' -f1-40)" none \
+	"ule.* lines consistent (kernel threads 80-119, SCHED_IDLE 224-255, others 120-255)"
+
+# b. Interactive and batch. Both run on through c.
+now_cs
+start=$now
+"$uleload" sleeper 1000 9000 60 >/dev/null &
+sleeper=$!
+"$uleload" spinner 60 >/dev/null &
+spinner=$!
+if wait_ule /proc/$sleeper/sched realtime 120 151 "$start" 300; then
+	ok "sleeper interactive after $waited cs: $(ule_state)"
+else
+	not_ok "sleeper interactive within 3 s: $(ule_state)"
+fi
+if wait_ule /proc/$spinner/sched timeshare 152 223 "$start" 300; then
+	ok "spinner batch after $waited cs: $(ule_state)"
+else
+	not_ok "spinner batch within 3 s: $(ule_state)"
+fi
+# Let the spinner's history fill before comparing the two.
+sleep 1
+ule_read /proc/$sleeper/sched
+s_score=$u_score s_cpu=$u_cpu_pct s_run=$u_runtime s_slp=$u_slptime
+echo "# sleeper: $(ule_state)"
+ule_read /proc/$spinner/sched
+echo "# spinner: $(ule_state)"
+if in_range "$s_score" 0 29 && in_range "$u_score" 30 100; then
+	ok "ule.score: sleeper $s_score < 30 <= spinner $u_score"
+else
+	not_ok "ule.score: sleeper $s_score < 30 <= spinner $u_score"
+fi
+# Same age, so the recent %CPU compares whatever window it covers.
+if is_int "$s_run" && is_int "$s_slp" && [ "$s_slp" -gt "$s_run" ] &&
+	is_int "$u_runtime" && is_int "$u_slptime" && [ "$u_runtime" -gt "$u_slptime" ] &&
+	is_int "$s_cpu" && is_int "$u_cpu_pct" && [ "$u_cpu_pct" -gt "$s_cpu" ]; then
+	ok "history: the sleeper sleeps more than it runs, the spinner runs more and has more %CPU"
+else
+	got="sleeper $s_run/$s_slp/$s_cpu, spinner $u_runtime/$u_slptime/$u_cpu_pct"
+	not_ok "history (runtime/slptime/cpu_pct): $got"
+fi
+
+# c. Sysctls.
+for kv in $SYSCTLS; do
+	check "$(cat $K/${kv%=*})" "${kv#*=}" "kernel.${kv%=*} defaults to ${kv#*=}"
+done
+# rejects_einval NAME VALUE: the write fails with EINVAL, the value stays.
+rejects_einval() {
+	before=$(cat $K/$1)
+	got=$("$uleload" write $K/$1 "$2")
+	check "$got $(cat $K/$1)" "EINVAL $before" "kernel.$1 rejects '$2' with EINVAL"
+}
+for v in abc "" -1 101; do
+	rejects_einval sched_ule_interact "$v"
+done
+rejects_einval sched_ule_preempt_thresh 256
+rejects_einval sched_ule_preempt_thresh -1
+for name in sched_ule_slice_us sched_ule_slice_min_us sched_ule_balance_interval_ms \
+	sched_ule_steal_thresh; do
+	rejects_einval $name abc
+done
+for kv in $VALID; do
+	got=$("$uleload" write $K/${kv%=*} ${kv#*=})
+	check "$got $(cat $K/${kv%=*})" "ok ${kv#*=}" "kernel.${kv%=*} takes ${kv#*=}"
+done
+# Nothing is interactive below a threshold of 0, so the sleeper turns
+# batch at its next wakeup; back at 30 it is interactive again.
+echo 0 >$K/sched_ule_interact
+now_cs
+if wait_ule /proc/$sleeper/sched timeshare 152 223 "$now" 300; then
+	ok "sched_ule_interact=0: sleeper batch after $waited cs"
+else
+	not_ok "sched_ule_interact=0: sleeper batch within 3 s: $(ule_state)"
+fi
+echo 30 >$K/sched_ule_interact
+now_cs
+if wait_ule /proc/$sleeper/sched realtime 120 151 "$now" 300; then
+	ok "sched_ule_interact=30: sleeper interactive again after $waited cs"
+else
+	not_ok "sched_ule_interact=30: sleeper interactive again within 3 s: $(ule_state)"
+fi
+kill $sleeper $spinner
+wait $sleeper $spinner 2>/dev/null
+for kv in $SYSCTLS; do
+	echo "${kv#*=}" >$K/${kv%=*}
+done
+vals=""
+for kv in $SYSCTLS; do
+	vals="$vals ${kv%=*}=$(cat $K/${kv%=*})"
+done
+check "$(echo $vals)" "$(echo $SYSCTLS)" "defaults restored"
+
+# d. Nice: both spinners at 100 % of a CPU of their own, so only nice
+# separates their priorities.
+now_cs
+start=$now
+taskset -c 2 "$uleload" spinner 20 >/dev/null &
+nice0=$!
+taskset -c 3 nice -n 19 "$uleload" spinner 20 >/dev/null &
+nice19=$!
+if wait_ule /proc/$nice0/sched timeshare 152 223 "$start" 500 &&
+	wait_ule /proc/$nice19/sched timeshare 152 223 "$start" 500; then
+	ok "nice 0 and nice 19 spinners batch after $waited cs"
+else
+	not_ok "nice 0 and nice 19 spinners batch within 5 s"
+fi
+sleep 1
+worse=0
+seen=""
+for i in 1 2 3; do
+	ule_read /proc/$nice0/sched
+	p0=$u_prio
+	ule_read /proc/$nice19/sched
+	p19=$u_prio
+	seen="$seen $p0/$p19"
+	is_int "$p0" && is_int "$p19" && [ "$p19" -gt "$p0" ] && worse=$((worse + 1))
+	sleep 0.2
+done
+check "$worse" 3 "nice 19 spinner's ule.prio above nice 0's (nice 0/19:$seen)"
+kill $nice0 $nice19
+wait $nice0 $nice19 2>/dev/null
+
+tap_done

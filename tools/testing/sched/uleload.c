@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Workloads of the ULE tests (tools/testing/sched/ule_*.sh):
+ *
+ *   uleload sleeper RUN_US SLEEP_US SECONDS  runs RUN_US, sleeps SLEEP_US,
+ *                                            over and over: interactive
+ *   uleload spinner SECONDS                  one CPU-bound thread: batch
+ *   uleload pool N RUN_US SLEEP_US SECONDS   N sleeper threads; prints
+ *                                            "tids T1 ... TN" once all
+ *                                            exist and 0.5 s later starts
+ *                                            them together for SECONDS
+ *   uleload spinners N SECONDS               N spinning threads, the same
+ *                                            way. On SIGUSR1 the main thread
+ *                                            moves to the last CPU (a
+ *                                            migration that marks the time
+ *                                            in a recording), allows every
+ *                                            spinner every CPU and prints
+ *                                            "unpinned marker_cpu C"
+ *   uleload write FILE VALUE                 writes "VALUE\n" to FILE in one
+ *                                            write(); prints "ok" or the
+ *                                            errno name (EINVAL, ...)
+ *
+ * sleeper, spinner and pool end with "loops L cpu_ms C" (sleep cycles, CPU
+ * time of the process). Bursts are timed by the monotonic clock, not by
+ * thread CPU time: a class that updates CPU time only at ticks would
+ * otherwise stretch a 1 ms burst to a whole tick and change how
+ * interactive the thread looks.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HOLD_US 500000
+
+static atomic_ulong sink;
+static long run_us, sleep_us;
+static atomic_long end_us;
+static atomic_long total_loops;
+static atomic_int started;
+static pthread_barrier_t gate;
+static pid_t *tids;
+
+static long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+static long cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static void spin(unsigned long iters)
+{
+	unsigned long i, x = 0;
+
+	for (i = 0; i < iters; i++)
+		x += i ^ (x >> 3);
+	atomic_store_explicit(&sink, x, memory_order_relaxed);
+}
+
+static void spin_until(long t)
+{
+	while (now_us() < t)
+		spin(200);
+}
+
+static void sleep_for(long us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = us % 1000000 * 1000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void sleeper_loop(void)
+{
+	long loops = 0;
+
+	while (now_us() < atomic_load(&end_us)) {
+		spin_until(now_us() + run_us);
+		sleep_for(sleep_us);
+		loops++;
+	}
+	atomic_fetch_add(&total_loops, loops);
+}
+
+/* Each thread notes its tid and waits at the gate until all exist. */
+static void *pool_thread(void *arg)
+{
+	tids[(long)arg] = gettid();
+	atomic_fetch_add(&started, 1);
+	pthread_barrier_wait(&gate);
+	sleeper_loop();
+	return NULL;
+}
+
+static void *spin_thread(void *arg)
+{
+	tids[(long)arg] = gettid();
+	atomic_fetch_add(&started, 1);
+	pthread_barrier_wait(&gate);
+	spin_until(atomic_load(&end_us));
+	return NULL;
+}
+
+/*
+ * Create n threads running fn, print their tids and, HOLD_US later,
+ * release them together for the next @seconds. Held at the gate, they
+ * leave the CPU to this thread: running, each would make creating the
+ * next one slower (80 on one CPU took longer than 10 s under TCG). The
+ * hold gives every thread as much sleep behind it: ULE judges a new thread
+ * by the history it inherits, and this thread's, CPU-bound while creating,
+ * would make the last ones start as batch.
+ */
+static pthread_t *start_threads(long n, void *(*fn)(void *), long seconds)
+{
+	pthread_t *threads = calloc(n, sizeof(*threads));
+	long i;
+
+	tids = calloc(n, sizeof(*tids));
+	if (!threads || !tids || pthread_barrier_init(&gate, NULL, n + 1))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&threads[i], NULL, fn, (void *)i)) {
+			perror("uleload: pthread_create");
+			return NULL;
+		}
+	}
+	while (atomic_load(&started) < n)
+		sleep_for(1000);
+	printf("tids");
+	for (i = 0; i < n; i++)
+		printf(" %d", tids[i]);
+	printf("\n");
+	sleep_for(HOLD_US);
+	atomic_store(&end_us, now_us() + seconds * 1000000L);
+	pthread_barrier_wait(&gate);
+	return threads;
+}
+
+/*
+ * Leaving CPU 0 (where the caller pinned everything) for the last CPU
+ * forces a migration of this thread right before the spinners are
+ * unpinned: its time in an event recording is the time of the unpinning.
+ */
+static void unpin(long n)
+{
+	int last = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	cpu_set_t set;
+	long i;
+
+	CPU_ZERO(&set);
+	CPU_SET(last, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("uleload: sched_setaffinity marker");
+	for (i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	for (i = 0; i < n; i++)
+		if (sched_setaffinity(tids[i], sizeof(set), &set))
+			perror("uleload: sched_setaffinity");
+	printf("unpinned marker_cpu %d\n", last);
+}
+
+/* Spin until the end; unpin all spinners when SIGUSR1 comes. */
+static int spinners(long n, long seconds)
+{
+	pthread_t *threads;
+	struct timespec ts;
+	sigset_t usr1;
+	long i, left;
+
+	/* Blocked before the threads exist, so only sigtimedwait() takes it. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	threads = start_threads(n, spin_thread, seconds);
+	if (!threads)
+		return 1;
+	while ((left = atomic_load(&end_us) - now_us()) > 0) {
+		ts.tv_sec = left / 1000000;
+		ts.tv_nsec = left % 1000000 * 1000;
+		if (sigtimedwait(&usr1, NULL, &ts) == SIGUSR1)
+			unpin(n);
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(threads[i], NULL);
+	return 0;
+}
+
+static int pool(long n, long seconds)
+{
+	pthread_t *threads = start_threads(n, pool_thread, seconds);
+	long i;
+
+	if (!threads)
+		return 1;
+	for (i = 0; i < n; i++)
+		pthread_join(threads[i], NULL);
+	return 0;
+}
+
+static int write_value(const char *path, const char *value)
+{
+	char buf[256];
+	int len = snprintf(buf, sizeof(buf), "%s\n", value);
+	ssize_t done;
+	int fd;
+
+	if (len >= (int)sizeof(buf)) {
+		printf("E2BIG\n");
+		return 1;
+	}
+	fd = open(path, O_WRONLY);
+	if (fd < 0) {
+		printf("%s\n", strerrorname_np(errno));
+		return 1;
+	}
+	done = write(fd, buf, len);
+	if (done < 0)
+		printf("%s\n", strerrorname_np(errno));
+	else
+		printf("%s\n", done == len ? "ok" : "short");
+	close(fd);
+	return done != len;
+}
+
+static long arg(char **argv, int i, long min)
+{
+	char *end;
+	long v = strtol(argv[i], &end, 10);
+
+	if (!*argv[i] || *end || v < min) {
+		fprintf(stderr, "uleload: bad number '%s'\n", argv[i]);
+		exit(2);
+	}
+	return v;
+}
+
+static int print_usage(void)
+{
+	fprintf(stderr, "usage: uleload sleeper RUN_US SLEEP_US SECONDS | spinner SECONDS |\n"
+			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
+			"       write FILE VALUE\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+	int err;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(cmd, "write") && argc == 4)
+		return write_value(argv[2], argv[3]);
+	if (!strcmp(cmd, "spinners") && argc == 4)
+		return spinners(arg(argv, 2, 1), arg(argv, 3, 1));
+	if (!strcmp(cmd, "spinner") && argc == 3) {
+		spin_until(now_us() + arg(argv, 2, 1) * 1000000L);
+		err = 0;
+	} else if (!strcmp(cmd, "sleeper") && argc == 5) {
+		run_us = arg(argv, 2, 1);
+		sleep_us = arg(argv, 3, 1);
+		atomic_store(&end_us, now_us() + arg(argv, 4, 1) * 1000000L);
+		sleeper_loop();
+		err = 0;
+	} else if (!strcmp(cmd, "pool") && argc == 6) {
+		run_us = arg(argv, 3, 1);
+		sleep_us = arg(argv, 4, 1);
+		err = pool(arg(argv, 2, 1), arg(argv, 5, 1));
+	} else {
+		return print_usage();
+	}
+	printf("loops %ld cpu_ms %ld\n", atomic_load(&total_loops), cpu_ms());
+	return err;
+}
