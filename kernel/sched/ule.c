@@ -694,6 +694,56 @@ static struct sched_domain *ule_child_domain(struct sched_domain *sd, struct sch
 static int ule_search(struct sched_domain *sd, const struct cpumask *span,
 		      struct ule_search *low, struct ule_search *high);
 
+/* Per-child state of one cpu_search() level. */
+struct ule_search_level {
+	struct ule_search	*low, *high;
+	struct ule_search	l, h;
+	int			lbest, hbest, total;
+};
+
+static void ule_level_start(struct ule_search_level *lv, struct ule_search *low,
+			    struct ule_search *high)
+{
+	lv->low = low;
+	lv->high = high;
+	lv->lbest = INT_MAX;
+	lv->hbest = INT_MIN;
+	lv->total = 0;
+}
+
+/* Fresh copies of the search for the next child. */
+static void ule_level_child(struct ule_search_level *lv)
+{
+	if (lv->low) {
+		lv->l = *lv->low;
+		lv->l.cpu = -1;
+	}
+	if (lv->high) {
+		lv->h = *lv->high;
+		lv->h.cpu = -1;
+	}
+}
+
+/* Keep the child's CPU if its path is less (more) loaded, or ties better. */
+static void ule_level_merge(struct ule_search_level *lv, int load)
+{
+	struct ule_search *low = lv->low, *high = lv->high;
+
+	lv->total += load;
+	if (low && lv->l.cpu >= 0 &&
+	    (load < lv->lbest || (load == lv->lbest && lv->l.score < low->score))) {
+		lv->lbest = load;
+		low->cpu = lv->l.cpu;
+		low->score = lv->l.score;
+	}
+	if (high && lv->h.cpu >= 0 &&
+	    (load > lv->hbest || (load == lv->hbest && lv->h.score > high->score))) {
+		lv->hbest = load;
+		high->cpu = lv->h.cpu;
+		high->score = lv->h.score;
+	}
+}
+
 /*
  * cpu_search(): the least (most) loaded CPU on the least (most) loaded
  * path through the tree, which balances caches and nodes rather than
@@ -703,77 +753,34 @@ static int ule_search_group(struct sched_domain *sd, struct ule_search *low,
 			    struct ule_search *high)
 {
 	struct sched_group *sg = sd->groups;
-	int total = 0, lbest = INT_MAX, hbest = INT_MIN;
+	struct ule_search_level lv;
 
+	ule_level_start(&lv, low, high);
 	do {
-		const struct cpumask *span = sched_group_span(sg);
-		struct ule_search l, h;
-		int load;
-
-		if (low) {
-			l = *low;
-			l.cpu = -1;
-		}
-		if (high) {
-			h = *high;
-			h.cpu = -1;
-		}
-		load = ule_search(ule_child_domain(sd, sg), span, low ? &l : NULL,
-				  high ? &h : NULL);
-		total += load;
-		if (low && l.cpu >= 0 &&
-		    (load < lbest || (load == lbest && l.score < low->score))) {
-			lbest = load;
-			low->cpu = l.cpu;
-			low->score = l.score;
-		}
-		if (high && h.cpu >= 0 &&
-		    (load > hbest || (load == hbest && h.score > high->score))) {
-			hbest = load;
-			high->cpu = h.cpu;
-			high->score = h.score;
-		}
+		ule_level_child(&lv);
+		ule_level_merge(&lv, ule_search(ule_child_domain(sd, sg), sched_group_span(sg),
+						low ? &lv.l : NULL, high ? &lv.h : NULL));
 		sg = sg->next;
 	} while (sg != sd->groups);
-	return total;
+	return lv.total;
 }
 
 /* Search @sd, or the CPUs of @span one by one when there is no domain. */
 static int ule_search(struct sched_domain *sd, const struct cpumask *span,
 		      struct ule_search *low, struct ule_search *high)
 {
-	int cpu, total = 0, lbest = INT_MAX, hbest = INT_MIN;
+	struct ule_search_level lv;
+	int cpu;
 
 	if (sd)
 		return ule_search_group(sd, low, high);
+	ule_level_start(&lv, low, high);
 	for_each_cpu_and(cpu, span, cpu_active_mask) {
-		struct ule_search l, h;
-		int load;
-
-		if (low) {
-			l = *low;
-			l.cpu = -1;
-		}
-		if (high) {
-			h = *high;
-			h.cpu = -1;
-		}
-		load = ule_search_cpu(cpu, low ? &l : NULL, high ? &h : NULL);
-		total += load;
-		if (low && l.cpu >= 0 &&
-		    (load < lbest || (load == lbest && l.score < low->score))) {
-			lbest = load;
-			low->cpu = l.cpu;
-			low->score = l.score;
-		}
-		if (high && h.cpu >= 0 &&
-		    (load > hbest || (load == hbest && h.score > high->score))) {
-			hbest = load;
-			high->cpu = h.cpu;
-			high->score = h.score;
-		}
+		ule_level_child(&lv);
+		ule_level_merge(&lv, ule_search_cpu(cpu, low ? &lv.l : NULL,
+						    high ? &lv.h : NULL));
 	}
-	return total;
+	return lv.total;
 }
 
 /* sched_lowest(): the least loaded allowed CPU running worse than @pri. */
@@ -882,6 +889,11 @@ static int select_task_rq_ule(struct task_struct *p, int prev, int wake_flags)
  * tdq_steal(): the first task that may move to @cpu, in pick order; of
  * the calendar, not the one about to run unless it is the only choice.
  */
+static bool ule_may_take(struct rq *src, struct task_struct *p, int cpu)
+{
+	return ule_can_migrate(p) && cpumask_test_cpu(cpu, p->cpus_ptr) && !task_on_cpu(src, p);
+}
+
 static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 {
 	struct ule_rq *ule = ule_rq_of(src);
@@ -890,8 +902,7 @@ static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 
 	for_each_set_bit(index, ule->realtime.bits, ULE_RQ_NQS) {
 		list_for_each_entry(p, &ule->realtime.queue[index], ule.run_list) {
-			if (ule_can_migrate(p) && cpumask_test_cpu(cpu, p->cpus_ptr) &&
-			    !task_on_cpu(src, p))
+			if (ule_may_take(src, p, cpu))
 				return p;
 		}
 	}
@@ -900,8 +911,7 @@ static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 		if (!test_bit(index, ule->timeshare.bits))
 			continue;
 		list_for_each_entry(p, &ule->timeshare.queue[index], ule.run_list) {
-			bool ok = ule_can_migrate(p) && cpumask_test_cpu(cpu, p->cpus_ptr) &&
-				  !task_on_cpu(src, p);
+			bool ok = ule_may_take(src, p, cpu);
 
 			if (first && ok)
 				return p;
@@ -913,8 +923,7 @@ static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 		return first;
 	for_each_set_bit(index, ule->idle.bits, ULE_RQ_NQS) {
 		list_for_each_entry(p, &ule->idle.queue[index], ule.run_list) {
-			if (ule_can_migrate(p) && cpumask_test_cpu(cpu, p->cpus_ptr) &&
-			    !task_on_cpu(src, p))
+			if (ule_may_take(src, p, cpu))
 				return p;
 		}
 	}
