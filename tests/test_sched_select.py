@@ -11,15 +11,21 @@ def sched_lines(res):
     return [l for l in res.kernel_log() if l.startswith("sched:")]
 
 
+# sched_class_select.sh writes "bogus" to the sysctl, which must be refused.
+def refused_write(kept):
+    return f'sched: unknown scheduler "bogus" written to kernel.sched_class, keeping {kept}'
+
+
 def test_default_is_cfs(default_boot):
     assert_tap(default_boot.output, "sched_class_select.sh cfs")
-    assert sched_lines(default_boot) == ["sched: normal tasks run on cfs (default)"]
+    assert sched_lines(default_boot) == ["sched: normal tasks run on cfs (default)",
+                                         refused_write("cfs")]
 
 
 def test_sched_cfs(guest):
     res = guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs", cmdline="sched=cfs")
     assert_tap(res.output, "sched=cfs")
-    assert sched_lines(res) == ["sched: normal tasks run on cfs (sched=)"]
+    assert sched_lines(res) == ["sched: normal tasks run on cfs (sched=)", refused_write("cfs")]
 
 
 @pytest.mark.parametrize("value", ["bogus", ""])
@@ -29,7 +35,7 @@ def test_unknown_value_warns_once_and_keeps_default(guest, value):
     assert_tap(res.output, f"sched={value}")
     assert sched_lines(res) == [
         f'sched: unknown scheduler "{value}" in sched= (known: cfs ule), keeping cfs',
-        "sched: normal tasks run on cfs (default)"]
+        "sched: normal tasks run on cfs (default)", refused_write("cfs")]
 
 
 def test_bad_value_after_a_good_one_keeps_the_good_one(guest):
@@ -38,4 +44,17 @@ def test_bad_value_after_a_good_one_keeps_the_good_one(guest):
     assert_tap(res.output, "sched=cfs sched=nope")
     assert sched_lines(res) == [
         'sched: unknown scheduler "nope" in sched= (known: cfs ule), keeping cfs',
-        "sched: normal tasks run on cfs (sched=)"]
+        "sched: normal tasks run on cfs (sched=)", refused_write("cfs")]
+
+
+@pytest.mark.parametrize("start,other", [("cfs", "ule"), ("ule", "cfs")])
+def test_switch_at_run_time(guest, start, other):
+    """Every normal task moves both ways under load, forks included; the
+    debug kernel must not warn (the harness fails on any splat)."""
+    res = guest(f"sh {GUEST_TESTS}/sched_class_switch.sh {other} 2",
+                cmdline=f"sched={start}", timeout=400)
+    assert_tap(res.output, f"sched={start}, switching to {other} and back")
+    moves = [l for l in sched_lines(res) if "moved" in l]
+    assert [m.split(" (")[0] for m in moves] == [
+        f"sched: normal tasks moved from {start} to {other}",
+        f"sched: normal tasks moved from {other} to {start}"] * 2

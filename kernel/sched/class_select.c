@@ -2,7 +2,8 @@
 /*
  * Which scheduling class runs SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE
  * tasks: CONFIG_SCHED_DEFAULT_* picks the default, "sched=" overrides it
- * at boot, and /proc/sys/kernel/sched_class reports the result.
+ * at boot, and /proc/sys/kernel/sched_class reports it and switches it at
+ * run time.
  *
  * Built as part of build_utility.c. See
  * Documentation/scheduler/sched-class-select.rst.
@@ -96,20 +97,73 @@ static int __init sched_class_setup(char *str)
 }
 early_param("sched", sched_class_setup);
 
-static char sched_class_sysctl_name[16];
+static const struct sched_class_choice *sched_normal_choice __read_mostly;
+
+/* Serialises class switches and readers of the sysctl. */
+static DEFINE_MUTEX(sched_class_switch_mutex);
+
+/* Tell the classes involved that normal tasks moved. */
+static void sched_class_switched(void)
+{
+#ifdef CONFIG_SCHED_ULE
+	ule_normal_class_changed();
+#endif
+}
+
+/*
+ * kernel.sched_class: reading gives the class of normal tasks; writing a
+ * known name moves every normal task to that class (root only).
+ */
+static int sched_class_sysctl_handler(struct ctl_table *table, int write,
+				      void *buffer, size_t *lenp, loff_t *ppos)
+{
+	const struct sched_class_choice *choice, *prev;
+	char name[16] = "";
+	struct ctl_table tmp = {
+		.data	= name,
+		.maxlen	= sizeof(name),
+	};
+	unsigned int moved;
+	int ret;
+
+	mutex_lock(&sched_class_switch_mutex);
+	if (!write) {
+		strscpy(name, sched_normal_choice->name, sizeof(name));
+		ret = proc_dostring(&tmp, 0, buffer, lenp, ppos);
+		goto unlock;
+	}
+	ret = proc_dostring(&tmp, 1, buffer, lenp, ppos);
+	if (ret)
+		goto unlock;
+	choice = sched_class_lookup(name);
+	if (!choice) {
+		pr_warn_ratelimited("sched: unknown scheduler \"%s\" written to kernel.sched_class, keeping %s\n",
+				    name, sched_normal_choice->name);
+		ret = -EINVAL;
+		goto unlock;
+	}
+	prev = sched_normal_choice;
+	if (choice == prev)
+		goto unlock;
+	moved = sched_switch_normal_class(choice->class);
+	sched_normal_choice = choice;
+	sched_class_switched();
+	pr_info("sched: normal tasks moved from %s to %s (%u tasks)\n",
+		prev->name, choice->name, moved);
+unlock:
+	mutex_unlock(&sched_class_switch_mutex);
+	return ret;
+}
 
 static struct ctl_table sched_class_sysctls[] = {
 	{
 		.procname	= "sched_class",
-		.data		= sched_class_sysctl_name,
-		.maxlen		= sizeof(sched_class_sysctl_name),
-		.mode		= 0444,
-		.proc_handler	= proc_dostring,
+		.maxlen		= 16,
+		.mode		= 0644,
+		.proc_handler	= sched_class_sysctl_handler,
 	},
 	{}
 };
-
-static const struct sched_class_choice *sched_normal_choice __ro_after_init;
 
 /**
  * sched_class_select_normal - the class that runs normal tasks
@@ -135,8 +189,6 @@ static int __init sched_class_select_init(void)
 {
 	const struct sched_class_choice *choice = sched_normal_choice;
 
-	strscpy(sched_class_sysctl_name, choice->name,
-		sizeof(sched_class_sysctl_name));
 	pr_info("sched: normal tasks run on %s (%s)\n", choice->name,
 		sched_normal_override >= 0 ? "sched=" : "default");
 	register_sysctl_init("kernel", sched_class_sysctls);

@@ -18,6 +18,10 @@
  * Built as part of build_policy.c.
  */
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/ule.h>
+#undef CREATE_TRACE_POINTS
+
 /* Tunables (kernel.sched_ule_*), FreeBSD's kern.sched.* defaults. */
 static int sysctl_sched_ule_interact = ULE_INTERACT_THRESH;
 static int sysctl_sched_ule_slice_us = ULE_SLICE_DEFAULT_NS / NSEC_PER_USEC;
@@ -118,6 +122,19 @@ static unsigned int ule_compute_prio(struct task_struct *p)
 						ule_since(ue->pct_last, ue->pct_first)),
 				  p->policy == SCHED_BATCH ? 0 :
 				  READ_ONCE(sysctl_sched_ule_interact));
+}
+
+/* Set @p's ULE priority; trace a timeshare thread changing band. */
+static void ule_set_prio(struct task_struct *p, unsigned int prio)
+{
+	unsigned int old = p->ule.prio;
+	bool was_interactive = old < ULE_PRI_MIN_BATCH;
+	bool interactive = prio < ULE_PRI_MIN_BATCH;
+
+	if (trace_ule_interactive_enabled() && ule_timeshare(p) &&
+	    was_interactive != interactive)
+		trace_ule_interactive(p, ule_score(p), old, prio, interactive);
+	p->ule.prio = prio;
 }
 
 /* ULE priority of whatever runs on @rq's CPU, for remote readers. */
@@ -366,7 +383,7 @@ static void enqueue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 
 	if (flags & ENQUEUE_WAKEUP)
 		ule_account_sleep(p, rq_clock(rq));
-	ue->prio = ule_compute_prio(p);
+	ule_set_prio(p, ule_compute_prio(p));
 	ule_load_add(rq, p);
 	ule_runq_add(rq, p, false);
 	if (ue->prio < ule_rq_of(rq)->lowpri)
@@ -489,7 +506,7 @@ static void task_tick_ule(struct rq *rq, struct task_struct *p, int queued)
 		ule_interact_update(&ue->runtime, &ue->slptime);
 		prio = ule_compute_prio(p);
 		if (prio != ue->prio) {
-			ue->prio = prio;
+			ule_set_prio(p, prio);
 			ule_set_lowpri(rq);
 		}
 	}
@@ -571,7 +588,7 @@ static void prio_changed_ule(struct rq *rq, struct task_struct *p, int oldprio)
 		return;
 	prio = ule_compute_prio(p);
 	if (task_current(rq, p)) {
-		p->ule.prio = prio;
+		ule_set_prio(p, prio);
 		ule_set_lowpri(rq);
 		if (ule_rq_of(rq)->lowpri < prio)
 			resched_curr(rq);
@@ -654,6 +671,7 @@ static int ule_search_cpu(int cpu, struct ule_search *low, struct ule_search *hi
 	int nr = READ_ONCE(rq->ule.load);
 	int load = nr * 256, rnd = ule_random() % 32;
 
+	sched_ev_seen_cpu(cpu);
 	if (low) {
 		int l = cpu == low->prefer ? load - 64 : load;
 
@@ -844,7 +862,7 @@ static bool ule_core_idle(int cpu)
  * wins if it runs worse work and is not busier than that choice plus one.
  * Bounded: the machine-wide passes only run when the LLC has no room.
  */
-static int select_task_rq_ule(struct task_struct *p, int prev, int wake_flags)
+static int ule_pickcpu(struct task_struct *p, int prev, int wake_flags)
 {
 	int self = smp_processor_id(), pri, cpu = -1;
 	struct sched_domain *llc, *top;
@@ -855,10 +873,11 @@ static int select_task_rq_ule(struct task_struct *p, int prev, int wake_flags)
 		return prev;
 	if (wake_flags & WF_TTWU) {
 		ule_account_sleep(p, now);
-		p->ule.prio = ule_compute_prio(p);
+		ule_set_prio(p, ule_compute_prio(p));
 	}
 	pri = p->ule.prio;
 
+	sched_ev_seen_cpu(prev);
 	if (cpumask_test_cpu(prev, p->cpus_ptr) && cpu_active(prev) &&
 	    ule_cpu_lowpri(prev) >= ULE_PRI_MIN_IDLE && ule_affine(p, now, 2) &&
 	    ule_core_idle(prev))
@@ -883,6 +902,12 @@ static int select_task_rq_ule(struct task_struct *p, int prev, int wake_flags)
 	    READ_ONCE(this_rq()->ule.load) <= READ_ONCE(cpu_rq(cpu)->ule.load) + 1)
 		cpu = self;
 	return cpu;
+}
+
+/* The CPUs sched_pickcpu() looked at go to the cpus_considered tracepoint. */
+static int select_task_rq_ule(struct task_struct *p, int prev, int wake_flags)
+{
+	return sched_ev_search(SCHED_EV_ULE_PICKCPU, p->pid, ule_pickcpu(p, prev, wake_flags));
 }
 
 /*
@@ -952,6 +977,8 @@ static struct task_struct *ule_move_one(struct rq *src, struct rq *dst,
 
 	if (!p)
 		return NULL;
+	trace_ule_transfer(p, cpu_of(src), cpu_of(dst), src->ule.load, dst->ule.load,
+			   reason == SCHED_MIGRATE_IDLE_BALANCE);
 	deactivate_task(src, p, 0);
 	set_task_cpu_reason(p, cpu_of(dst), reason);
 	activate_task(dst, p, 0);
@@ -978,7 +1005,8 @@ static bool ule_idle_steal(struct rq *this_rq)
 		struct rq *src;
 		int cpu;
 
-		cpu = ule_highest(sd, NULL, sched_domain_span(sd), thresh);
+		cpu = sched_ev_search(SCHED_EV_ULE_STEAL, this_cpu,
+				      ule_highest(sd, NULL, sched_domain_span(sd), thresh));
 		if (this_rq->ule.load)
 			break;
 		if (cpu < 0 || cpu == this_cpu)
@@ -1089,6 +1117,7 @@ static struct cpumask ule_bal_high, ule_bal_low;
 static void ule_balance_all(void)
 {
 	struct sched_domain *top;
+	unsigned long flags;
 	int high, low;
 	bool anylow;
 
@@ -1096,7 +1125,11 @@ static void ule_balance_all(void)
 	top = ule_top_domain(smp_processor_id());
 	cpumask_copy(&ule_bal_high, cpu_active_mask);
 	for (;;) {
-		high = ule_highest(top, cpu_active_mask, &ule_bal_high, 2);
+		/* sched_ev_search()'s per-CPU mask needs interrupts off. */
+		local_irq_save(flags);
+		high = sched_ev_search(SCHED_EV_ULE_BALANCE, smp_processor_id(),
+				       ule_highest(top, cpu_active_mask, &ule_bal_high, 2));
+		local_irq_restore(flags);
 		if (high < 0)
 			break;
 		cpumask_clear_cpu(high, &ule_bal_high);
@@ -1143,7 +1176,9 @@ static unsigned long ule_balance_delay(void)
 static void ule_balance_timer_fn(struct timer_list *timer)
 {
 	ule_balance_all();
-	mod_timer(timer, jiffies + ule_balance_delay());
+	/* A switch away from ULE deletes the timer; do not re-arm it. */
+	if (READ_ONCE(sched_normal_class) == &ule_sched_class)
+		mod_timer(timer, jiffies + ule_balance_delay());
 }
 #endif /* CONFIG_SMP */
 
@@ -1274,15 +1309,25 @@ static struct ctl_table ule_sysctls[] = {
 	{}
 };
 
-/* Tunables and the periodic balancer exist only when ULE runs tasks. */
+/*
+ * The periodic balancer runs while ULE is the normal class: from boot, or
+ * from a switch through kernel.sched_class (serialised by its caller).
+ */
+void ule_normal_class_changed(void)
+{
+#ifdef CONFIG_SMP
+	if (sched_normal_class == &ule_sched_class)
+		mod_timer(&ule_balance_timer, jiffies + ule_balance_delay());
+	else
+		del_timer_sync(&ule_balance_timer);
+#endif
+}
+
+/* Tunables exist whenever ULE is built: the class can be chosen at run time. */
 static int __init ule_late_init(void)
 {
-	if (sched_normal_class != &ule_sched_class)
-		return 0;
 	register_sysctl_init("kernel", ule_sysctls);
-#ifdef CONFIG_SMP
-	mod_timer(&ule_balance_timer, jiffies + ule_balance_delay());
-#endif
+	ule_normal_class_changed();
 	return 0;
 }
 late_initcall(ule_late_init);

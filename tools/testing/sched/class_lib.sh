@@ -1,0 +1,34 @@
+# Helpers of the class-selection guest tests; source after tap.sh.
+
+# normal_tasks_on CLASS: sets bad to the tasks with a normal policy (0
+# normal, 3 batch, 5 idle: field 41 of /proc/<pid>/stat) that are not on
+# CLASS and the other tasks not on rt/dl/stop ("none" if all are right),
+# and counts both kinds in normal and others. Builtins only in the loop:
+# forks are slow under TCG with lockdep. A failed redirection of a function
+# call does not end the shell, so tasks that exit meanwhile are skipped.
+_third_line() { read -r _ && read -r _ && read -r class; }
+normal_tasks_on() {
+	_want=$1
+	bad=""
+	normal=0
+	others=0
+	for stat in /proc/[0-9]*/task/[0-9]*/stat; do
+		dir=${stat%/stat}
+		read -r line 2>/dev/null <"$stat" || continue
+		_third_line 2>/dev/null <"$dir/sched" || continue
+		class=${class##* }
+		set -- ${line##*) }
+		shift 38
+		case $1 in
+		0|3|5)
+			normal=$((normal + 1))
+			[ "$class" = "$_want" ] || bad="$bad ${dir#/proc/}:$class"
+			;;
+		*)
+			others=$((others + 1))
+			case $class in rt|dl|stop) ;; *) bad="$bad ${dir#/proc/}:policy$1:$class" ;; esac
+			;;
+		esac
+	done
+	bad=${bad:-none}
+}

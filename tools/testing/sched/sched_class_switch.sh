@@ -1,0 +1,88 @@
+#!/bin/sh
+# In-guest TAP test of switching the class of normal tasks at run time
+# (kernel.sched_class, Documentation/scheduler/sched-class-select.rst).
+# Usage: sched_class_switch.sh OTHER_CLASS [ROUNDS]
+# With spinners, sleepers and a fork loop running, switches to OTHER_CLASS
+# and back ROUNDS times; after each switch every normal task must be on the
+# new class and every spinner alive and still getting CPU time.
+other=${1:?usage: $0 OTHER_CLASS [ROUNDS]}
+rounds=${2:-3}
+. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/class_lib.sh"
+K=/proc/sys/kernel/sched_class
+
+first=$(cat $K)
+echo "TAP version 13"
+echo "1..$((rounds * 6 + 3))"
+
+spinners=""
+for i in 1 2 3 4; do
+	(while :; do :; done) &
+	spinners="$spinners $!"
+done
+(while :; do sleep 0.01; done) &
+sleeper=$!
+# Children forked around a switch take the TASK_NEW path.
+(while :; do /bin/true; done) &
+forker=$!
+trap 'kill $spinners $sleeper $forker 2>/dev/null' EXIT
+
+# utime (field 14) of a task.
+utime() {
+	read -r _line 2>/dev/null <"/proc/$1/stat" || return 1
+	set -- ${_line##*) }
+	echo "${12}"
+}
+
+# spinners_run: every spinner exists and gains CPU time within 2 s.
+spinners_run() {
+	stuck=""
+	for p in $spinners; do
+		eval "t_$p=\$(utime $p)"
+	done
+	sleep 2
+	for p in $spinners; do
+		eval "before=\$t_$p"
+		after=$(utime "$p") || { stuck="$stuck $p:gone"; continue; }
+		[ -n "$before" ] && [ "$after" -gt "$before" ] || stuck="$stuck $p:$before->$after"
+	done
+	stuck=${stuck:-none}
+}
+
+# settled CLASS: like normal_tasks_on, but a task found on the old class is
+# looked at again: a child of the fork loop may be caught before it is
+# woken (it takes the new class then) or while it exits.
+settled() {
+	normal_tasks_on "$1"
+	[ "$bad" = none ] && return
+	sleep 0.2
+	first_bad=$bad
+	normal_tasks_on "$1"
+	[ "$bad" = none ] || echo "# first look:$first_bad"
+}
+
+switch_to() {
+	if (echo "$1" >$K) 2>/dev/null; then
+		check "$(cat $K)" "$1" "round $r: kernel.sched_class switched to $1"
+	else
+		not_ok "round $r: kernel.sched_class switched to $1 (write failed)"
+	fi
+	settled "$1"
+	echo "# $normal normal-policy tasks, $others others"
+	check "$bad" none "round $r: every normal task is on $1"
+	spinners_run
+	check "$stuck" none "round $r: all spinners alive and running on $1"
+}
+
+r=0
+while [ $r -lt "$rounds" ]; do
+	r=$((r + 1))
+	switch_to "$other"
+	switch_to "$first"
+done
+
+rejects $K bogus
+rejects $K ""
+moves=$(dmesg | grep -c "sched: normal tasks moved from")
+check "$moves" $((rounds * 2)) "each switch logged once"
+tap_done
