@@ -18,6 +18,9 @@ enum sched_ev_kind {
 	SCHED_EV_LB_BUSIEST_QUEUE	= 3,	/* CFS find_busiest_queue() */
 	SCHED_EV_WAKE_IDLE_LONGEST	= 4,	/* CFS select_idle_longest() */
 	SCHED_EV_ULE_FIRST		= 16,	/* 16-31: the ULE class */
+	SCHED_EV_ULE_PICKCPU		= 16,	/* ULE sched_pickcpu() */
+	SCHED_EV_ULE_STEAL		= 17,	/* ULE idle steal, per domain */
+	SCHED_EV_ULE_BALANCE		= 18,	/* ULE balancer's donor search */
 	SCHED_EV_BMQ_FIRST		= 32,	/* 32-47: the BMQ class */
 };
 

@@ -39,6 +39,9 @@ KIND_NAMES = {
     2: "lb_group_stats",
     3: "lb_busiest_queue",
     4: "wake_idle_longest",
+    16: "ule_pickcpu",
+    17: "ule_steal",
+    18: "ule_balance",
 }
 
 REASON_NAMES = {

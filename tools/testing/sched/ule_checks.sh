@@ -7,7 +7,10 @@
 #      priority >= 152), each within 3 s;
 #   c. the kernel.sched_ule_* sysctls: defaults, rejected writes, writes
 #      that take effect (sched_ule_interact=0 makes the sleeper batch);
-#   d. a nice 19 spinner gets a larger (worse) priority than a nice 0 one.
+#   d. a nice 19 spinner gets a larger (worse) priority than a nice 0 one;
+#   e. the ule tracepoints: ule_interactive traces the sleeper's band
+#      changes of b and c; spinners pinned to CPU 0 then unpinned are
+#      stolen by idle CPUs at once, traced by ule_transfer with by=steal.
 # Usage: ule_checks.sh OUTDIR ULELOAD
 out=${1:?usage: $0 OUTDIR ULELOAD}
 uleload=${2:?usage: $0 OUTDIR ULELOAD}
@@ -23,6 +26,7 @@ sched_ule_balance_interval_ms=1000 sched_ule_steal_thresh=2 sched_ule_preempt_th
 # slice_min_us stays below slice_us whatever the order of the writes.
 VALID="sched_ule_interact=40 sched_ule_slice_us=78740 sched_ule_slice_min_us=7874
 sched_ule_balance_interval_ms=500 sched_ule_steal_thresh=3 sched_ule_preempt_thresh=120"
+T=/sys/kernel/tracing
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 # consistent LO HI: the ule.* lines ule_read found are well-formed: the
@@ -36,7 +40,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..35"
+echo "1..38"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -86,6 +90,9 @@ check "$(echo ${badule:-none} | cut -d' ' -f1-40)" none \
 # b. Interactive and batch. Both run on through c.
 now_cs
 start=$now
+# The ule tracepoints record the sleeper's band changes (checked in e).
+echo >$T/trace
+echo 1 >$T/events/ule/enable
 "$uleload" sleeper 1000 9000 60 >/dev/null &
 sleeper=$!
 "$uleload" spinner 60 >/dev/null &
@@ -163,6 +170,15 @@ else
 fi
 kill $sleeper $spinner
 wait $sleeper $spinner 2>/dev/null
+# e. ule:ule_interactive saw the sleeper turn batch and interactive.
+for band in batch interactive; do
+	if grep -q "ule_interactive: pid=$sleeper .* now=$band" $T/trace; then
+		ok "ule_interactive traced the sleeper turning $band"
+	else
+		not_ok "ule_interactive traced the sleeper turning $band"
+		grep "ule_interactive: pid=$sleeper " $T/trace | tail -5 | sed 's/^/# /'
+	fi
+done
 for kv in $SYSCTLS; do
 	echo "${kv#*=}" >$K/${kv%=*}
 done
@@ -202,4 +218,24 @@ check "$worse" 3 "nice 19 spinner's ule.prio above nice 0's (nice 0/19:$seen)"
 kill $nice0 $nice19
 wait $nice0 $nice19 2>/dev/null
 
+# e. Idle stealing: 4 spinners on CPU 0 while the other CPUs idle; once
+# unpinned (SIGUSR1), idle CPUs take them within 2 s, each move traced.
+echo >$T/trace
+taskset -c 0 "$uleload" spinners 4 8 >/dev/null &
+pinned=$!
+sleep 1
+kill -USR1 $pinned
+sleep 2
+steals=$(grep -c "ule_transfer: .* src=0 .* by=steal" $T/trace)
+want=$(($(nproc) - 1))
+[ $want -gt 3 ] && want=3
+if [ "$steals" -ge $want ]; then
+	ok "ule_transfer: $steals steals from CPU 0 within 2 s of unpinning"
+else
+	not_ok "ule_transfer: $steals steals from CPU 0 within 2 s of unpinning (want >= $want)"
+	grep "ule_transfer" $T/trace | tail -10 | sed 's/^/# /'
+fi
+echo 0 >$T/events/ule/enable
+kill $pinned 2>/dev/null
+wait $pinned 2>/dev/null
 tap_done
