@@ -1,0 +1,81 @@
+"""scripts/bench-sched: parsing of class_bench.sh's output, medians, ratios
+to CFS, the table, and argument errors. The guest run itself is a benchmark
+(ratios, not a timed test); test_class_bench_runs_every_benchmark only
+checks that every tool runs under each class."""
+
+import subprocess
+
+import pytest
+
+from schedlab import bench, paths
+from schedlab.paths import GUEST_TESTS
+
+SAMPLE = """bench hackbench hackbench -g 10 -l 200
+bench pipe perf bench sched pipe -l 20000
+cpus 8
+result hackbench cfs 1 2.0
+result hackbench ule 1 3.0
+result pipe cfs 1 1.0
+result pipe ule 1 fail
+result hackbench ule 2 1.0
+result hackbench cfs 2 4.0
+result hackbench cfs 3 3.0
+result hackbench ule 3 2.0
+garbage result line
+"""
+
+
+def test_parse_keeps_times_and_failures_apart():
+    runs, commands, failures = bench.parse(SAMPLE)
+    assert commands == {"hackbench": "hackbench -g 10 -l 200",
+                        "pipe": "perf bench sched pipe -l 20000"}
+    assert runs["hackbench"] == {"cfs": [2.0, 4.0, 3.0], "ule": [3.0, 1.0, 2.0]}
+    assert runs["pipe"] == {"cfs": [1.0]}
+    assert failures == [("pipe", "ule", "1")]
+
+
+def test_summary_ratio_is_median_over_cfs_median():
+    summary = bench.summarise(bench.parse(SAMPLE)[0])
+    assert summary["hackbench"]["cfs"]["median"] == 3.0
+    assert summary["hackbench"]["ule"]["median"] == 2.0
+    assert summary["hackbench"]["ule"]["ratio"] == pytest.approx(2 / 3)
+    assert summary["hackbench"]["cfs"]["ratio"] == 1.0
+    assert (summary["hackbench"]["ule"]["min"], summary["hackbench"]["ule"]["max"]) == (1.0, 3.0)
+
+
+def test_summary_without_a_cfs_run_has_no_ratio():
+    summary = bench.summarise({"pipe": {"ule": [1.0]}})
+    assert summary["pipe"]["ule"]["ratio"] is None
+
+
+def test_table_has_a_row_per_benchmark_and_a_ratio_column():
+    text = bench.table(bench.summarise(bench.parse(SAMPLE)[0]), ["cfs", "ule"])
+    head, *rows = text.splitlines()
+    assert "ule/cfs" in head
+    assert rows[0].split()[:4] == ["hackbench", "3.000", "2.000", "0.667"]
+    assert rows[1].split()[:4] == ["pipe", "1.000", "-", "-"]
+
+
+@pytest.mark.parametrize("args", [["--rounds", "0"], ["--scale", "-1"],
+                                  ["--classes", "ule"], ["--classes", "cfs,bogus"],
+                                  ["-t", "nonsense"]])
+def test_script_rejects_bad_arguments_before_building(args):
+    proc = subprocess.run([str(paths.REPO / "scripts" / "bench-sched"), *args],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "error" in proc.stderr
+
+
+@pytest.mark.ule
+def test_class_bench_runs_every_benchmark(guest):
+    """One round at smoke sizes on the debug kernel: every benchmark runs and
+    reports a time under each class, the switches leave no splat, and the
+    class is back to CFS at the end."""
+    res = guest(f"sh {GUEST_TESTS}/class_bench.sh 'cfs ule' 1 0; "
+                "cat /proc/sys/kernel/sched_class", topology="2x4")
+    runs, commands, failures = bench.parse(res.output)
+    assert len(commands) == 5, res.output
+    assert not failures, res.output
+    assert {(b, c) for b in runs for c in runs[b]} == {(b, c) for b in commands
+                                                      for c in ("cfs", "ule")}
+    assert res.output.rstrip().splitlines()[-1] == "cfs"
