@@ -1,8 +1,10 @@
 """The kernel's own selftests that exercise scheduling, built from the
 prepared tree and run in one 2x4 guest by tools/testing/sched/run_selftests.sh
 (list and reasons: tools/testing/sched/selftests.list), so that every
-scheduling class can be held to the result stock CFS gets. Results are saved
-to build/kselftest-results-<class>.json for comparing classes."""
+scheduling class can be held to the result stock CFS gets: they run once
+under sched=cfs and once under sched=ule on the same debug build, and ULE
+must give the same outcome on every point. Results are saved to
+build/kselftest-results-<class>.json."""
 
 import json
 import re
@@ -15,31 +17,62 @@ from schedlab import build, paths, tap
 COLLECTIONS = build.selftest_targets()
 
 
+CLASSES = ["cfs", "ule"]
+
+
+def normalised(name):
+    """A point's name without its run time: "rseq: ./basic_test"."""
+    return re.sub(r" \([0-9.]+ s\)$", "", name)
+
+
 @pytest.fixture(scope="session")
-def selftest_run(guest, debug_kernel):
-    try:
-        installed = build.build_selftests("debug")
-    except build.BuildError as e:
-        pytest.fail(str(e), pytrace=False)
-    res = guest(f"sh {GUEST_TESTS}/run_selftests.sh {installed}", timeout=1800)
-    result = tap.parse(res.output)
-    cls = re.search(r"sched: normal tasks run on (\w+)", res.console)
-    record = [{"name": p.name, "ok": p.ok, "directive": p.directive} for p in result.top()]
-    out = paths.BUILD / f"kselftest-results-{cls.group(1) if cls else 'unknown'}.json"
-    out.write_text(json.dumps(record, indent=1) + "\n")
-    return res.output, result
+def selftest_runs(guest, debug_kernel):
+    """run(cls): the selftests in one boot with sched=<cls>, once per class."""
+    cache = {}
+
+    def run(cls):
+        if cls in cache:
+            return cache[cls]
+        try:
+            installed = build.build_selftests("debug")
+        except build.BuildError as e:
+            pytest.fail(str(e), pytrace=False)
+        res = guest(f"sh {GUEST_TESTS}/run_selftests.sh {installed}", cmdline=f"sched={cls}",
+                    timeout=1800)
+        result = tap.parse(res.output)
+        booted = re.search(r"sched: normal tasks run on (\w+)", res.console)
+        assert booted and booted.group(1) == cls, res.console[-2000:]
+        record = [{"name": p.name, "ok": p.ok, "directive": p.directive} for p in result.top()]
+        out = paths.BUILD / f"kselftest-results-{cls}.json"
+        out.write_text(json.dumps(record, indent=1) + "\n")
+        cache[cls] = (res.output, result)
+        return cache[cls]
+    return run
 
 
-def test_selftest_plan(selftest_run):
-    output, result = selftest_run
+@pytest.mark.parametrize("cls", CLASSES)
+def test_selftest_plan(selftest_runs, cls):
+    output, result = selftest_runs(cls)
     assert result.plan and result.plan == len(result.top()), output[-3000:]
 
 
 @pytest.mark.parametrize("collection", COLLECTIONS)
-def test_selftest_collection(selftest_run, collection):
-    output, result = selftest_run
+@pytest.mark.parametrize("cls", CLASSES)
+def test_selftest_collection(selftest_runs, cls, collection):
+    output, result = selftest_runs(cls)
     points = [p for p in result.top() if p.name.startswith(collection + ":")]
     assert points, f"{collection} did not run:\n{output[-3000:]}"
     failed = [p for p in points if p.failed]
     assert not failed, "\n\n".join(
         f"not ok {p.name}\n" + "\n".join(p.diagnostics[-30:]) for p in failed)
+
+
+def test_ule_gives_the_same_results_as_cfs(selftest_runs):
+    """The same points, passing, skipped or failing alike, on the same build."""
+    def outcome(cls):
+        return {normalised(p.name): (p.ok, p.directive.split(" ")[0] if p.directive else "")
+                for p in selftest_runs(cls)[1].top()}
+    cfs, ule = outcome("cfs"), outcome("ule")
+    differ = {n: (cfs.get(n), ule.get(n)) for n in cfs.keys() | ule.keys()
+              if cfs.get(n) != ule.get(n)}
+    assert not differ, f"(cfs, ule) outcome per point: {differ}"

@@ -1,8 +1,10 @@
-"""The ULE class (sched=ule), in four boots of the debug kernel on 2x4:
+"""The ULE class (sched=ule), in boots of the debug kernel on 2x4:
 
 - ule_checks.sh: every normal task on ule with consistent ule.* lines in
   /proc/<pid>/sched, a sleeper turns interactive and a spinner batch, the
-  kernel.sched_ule_* sysctls, nice;
+  kernel.sched_ule_* sysctls, nice, the ule tracepoints (band changes,
+  idle steals);
+- class_stress.sh: a stress-ng storm and CPU offline/online under load;
 - ule_starvation.sh under sched=ule and sched=cfs: 80 interactive threads
   starve a CPU-bound spinner on ULE but not on CFS ("The Battle of the
   Schedulers: FreeBSD ULE vs. Linux CFS", ATC 2018, section 5.1);
@@ -211,6 +213,17 @@ def test_checks_in_guest(checks_run):
 @ule
 def test_boot_message_names_ule(checks_run):
     assert "sched: normal tasks run on ule (sched=)" in checks_run.kernel_log()
+
+
+@ule
+def test_stress_and_hotplug_lose_no_task(guest):
+    """stress-ng fork/switch/affinity/cpu-online storm, then every CPU but 0
+    offlined and onlined under 2 spinners per CPU, on the debug kernel:
+    no splat (the harness fails on any), no spinner lost or left on an
+    offline CPU."""
+    res = guest(f"sh {GUEST_TESTS}/class_stress.sh ule 15 1", topology="2x4",
+                cmdline="sched=ule", timeout=600)
+    assert_tap(res.output, "class_stress.sh under sched=ule")
 
 
 # -- 2. starvation -----------------------------------------------------------

@@ -1,0 +1,87 @@
+#!/bin/sh
+# In-guest stress test of a class for normal tasks: a stress-ng storm and
+# repeated CPU offline/online under load. Run on the debug kernel; the
+# harness fails the boot on any splat, hang or RCU stall.
+# Usage: class_stress.sh CLASS [SECONDS] [HOTPLUG_ROUNDS]
+#
+# 1. stress-ng fork, switch, affinity and cpu-online stressors together
+#    for SECONDS: stress-ng must succeed.
+# 2. 2 spinners per CPU, then every CPU but 0 offlined and onlined
+#    HOTPLUG_ROUNDS times: while a CPU is offline no spinner may be on it,
+#    and at the end every spinner is alive and running on CLASS.
+want=${1:?usage: $0 CLASS [SECONDS] [HOTPLUG_ROUNDS]}
+secs=${2:-30}
+rounds=${3:-3}
+. "$(dirname "$0")/tap.sh"
+S=/sys/devices/system/cpu
+
+echo "TAP version 13"
+echo "1..5"
+check "$(cat /proc/sys/kernel/sched_class)" "$want" "normal tasks run on $want"
+
+ncpu=$(nproc)
+# cpu-online is "pathological" to stress-ng (it may hang a machine): here
+# hanging is what the test looks for, and the harness times the boot out.
+if stress-ng --fork "$ncpu" --switch "$ncpu" --affinity "$ncpu" --cpu-online 1 \
+	--pathological --timeout "${secs}s" --metrics-brief >/tmp/stress.log 2>&1; then
+	ok "stress-ng fork/switch/affinity/cpu-online storm for ${secs}s"
+else
+	not_ok "stress-ng fork/switch/affinity/cpu-online storm for ${secs}s (exit $?)"
+	sed 's/^/# /' /tmp/stress.log | tail -20
+fi
+grep -E "metrc|skipped|cpu-online" /tmp/stress.log | sed 's/^/# /'
+# Every CPU is back online (stress-ng restores them).
+offline=$(cat $S/offline)
+check "${offline:-none}" none "every CPU online after the storm"
+
+spinners=""
+i=0
+while [ $i -lt $((ncpu * 2)) ]; do
+	(while :; do :; done) &
+	spinners="$spinners $!"
+	i=$((i + 1))
+done
+trap 'kill $spinners 2>/dev/null' EXIT
+
+# cpu_of PID: field 39 of /proc/PID/stat, the CPU it last ran on.
+cpu_of() {
+	read -r _line 2>/dev/null <"/proc/$1/stat" || return 1
+	set -- ${_line##*) }
+	echo "${37}"
+}
+
+wrong=""
+r=0
+while [ $r -lt "$rounds" ]; do
+	r=$((r + 1))
+	for c in $S/cpu[1-9]*; do
+		[ -w "$c/online" ] || continue
+		cpu=${c##*cpu}
+		echo 0 >"$c/online" || { wrong="$wrong offline$cpu:failed"; continue; }
+		sleep 0.2
+		for p in $spinners; do
+			[ "$(cpu_of "$p")" = "$cpu" ] && wrong="$wrong $p:on-offline-cpu$cpu"
+		done
+		echo 1 >"$c/online" || wrong="$wrong online$cpu:failed"
+	done
+done
+check "${wrong:-none}" none "$rounds rounds of offlining each CPU under load: no spinner left on an offline CPU"
+
+# utime (field 14) of each spinner grows, and each is still on $want.
+stuck=""
+for p in $spinners; do
+	read -r l1 <"/proc/$p/stat" || { stuck="$stuck $p:gone"; continue; }
+	set -- ${l1##*) }
+	eval "u_$p=${12}"
+done
+sleep 2
+for p in $spinners; do
+	read -r l2 <"/proc/$p/stat" || { stuck="$stuck $p:gone"; continue; }
+	set -- ${l2##*) }
+	eval "before=\$u_$p"
+	[ "${12}" -gt "${before:-0}" ] || stuck="$stuck $p:$before->${12}"
+	cls=$(sed -n 's/^class *: *//p' "/proc/$p/sched")
+	[ "$cls" = "$want" ] || stuck="$stuck $p:$cls"
+done
+check "${stuck:-none}" none "all $((ncpu * 2)) spinners alive, running and on $want after hotplug"
+tap_done
