@@ -22,7 +22,7 @@ CLASSES = ["cfs", "ule"]
 
 def normalised(name):
     """A point's name without its run time: "rseq: ./basic_test"."""
-    return re.sub(r" \([0-9.]+ s\)$", "", name)
+    return re.sub(r" \([0-9.]+ s\)", "", name)
 
 
 @pytest.fixture(scope="session")
