@@ -52,7 +52,7 @@ def test_same_events_as_the_binary_dump(flags):
         0: T.nr_running(0, 0, 1) + T.consider(1000, 2, 0, None, [0, 1, 70])
            + T.migrate(2000, 99, 0, 70, 3),
         70: T.load(500, 70, 1024) + T.wake_busy(1500, 98, 70, 1)
-            + T.violation(2500, 0, 3, 1, 70) + T.consider(2600, 17, 5, 1, []),
+            + T.violation(2500, 0, 3, 1, 70) + T.consider(2600, 31, 5, 1, []),
     }
     b = decode_bin(T.dump(secs, nr_cpus=71), "b")
     t = decode(T.report(secs, flags_column=flags), "t")
@@ -61,7 +61,7 @@ def test_same_events_as_the_binary_dump(flags):
         assert b.events[f].tolist() == t.events[f].tolist(), f
     assert b.cons_ptr.tolist() == t.cons_ptr.tolist()
     assert b.cons_cpus.tolist() == t.cons_cpus.tolist()
-    assert t.kind_name(17) == "kind17"
+    assert t.kind_name(31) == "kind31"  # reserved, unnamed
 
 
 def test_empty_and_single_word_masks():
@@ -94,10 +94,10 @@ def test_comm_with_spaces_and_dashes_and_system_prefix():
 
 
 def test_unknown_names_do_not_fail():
-    text = ("  a-1 [000] 1.0: cpus_considered: kind=ule_steal subject=1 result=0 cpus=1\n"
+    text = ("  a-1 [000] 1.0: cpus_considered: kind=future_kind subject=1 result=0 cpus=1\n"
             "  a-1 [000] 1.1: task_migrate: pid=1 comm=a src=0 dst=1 reason=numa_swap\n")
     tr = decode(text, "u")
-    assert tr.kind_name(tr.events["c"][0]) == "ule_steal"
+    assert tr.kind_name(tr.events["c"][0]) == "future_kind"
     assert tr.reason_name(tr.events["c"][1]) == "numa_swap"
 
 
@@ -158,7 +158,8 @@ def test_many_lines_parse_fast():
 
 
 def test_tracepoint_printing_quirks():
-    # __print_symbolic prints unnamed values in hex (ULE kind 16); subject
+    # __print_symbolic prints values missing from its table in hex (kind
+    # 16 on a kernel without ULE's names); subject
     # is an int; load is an unsigned long that the recorder clamps to u32;
     # comm may contain "key=value" words.
     text = ("  a-1 [000] 1.0: cpus_considered: kind=0x10 subject=-1 result=-1 cpus=1\n"
