@@ -97,6 +97,9 @@ static int __init sched_class_setup(char *str)
 }
 early_param("sched", sched_class_setup);
 
+/* Longest name kernel.sched_class takes, with its NUL. */
+#define SCHED_CLASS_NAME_LEN	16
+
 static const struct sched_class_choice *sched_normal_choice __read_mostly;
 
 /* Serialises class switches and readers of the sysctl. */
@@ -118,7 +121,7 @@ static int sched_class_sysctl_handler(struct ctl_table *table, int write,
 				      void *buffer, size_t *lenp, loff_t *ppos)
 {
 	const struct sched_class_choice *choice, *prev;
-	char name[16] = "";
+	char name[SCHED_CLASS_NAME_LEN] = "";
 	struct ctl_table tmp = {
 		.data	= name,
 		.maxlen	= sizeof(name),
@@ -158,7 +161,7 @@ unlock:
 static struct ctl_table sched_class_sysctls[] = {
 	{
 		.procname	= "sched_class",
-		.maxlen		= 16,
+		.maxlen		= SCHED_CLASS_NAME_LEN,
 		.mode		= 0644,
 		.proc_handler	= sched_class_sysctl_handler,
 	},

@@ -32,3 +32,32 @@ normal_tasks_on() {
 	done
 	bad=${bad:-none}
 }
+
+# stat_field PID N: field N of /proc/PID/stat (14 utime, 39 last CPU);
+# fails if the task is gone.
+stat_field() {
+	read -r _line 2>/dev/null <"/proc/$1/stat" || return 1
+	set -- "$2" ${_line##*) }
+	shift $(($1 - 2))
+	echo "$1"
+}
+
+# spinners_run "PIDS" [CLASS]: sets stuck to the spinners that are gone,
+# gain no CPU time within 2 s, or (with CLASS) are not on CLASS; "none" if
+# every one runs.
+spinners_run() {
+	stuck=""
+	for _p in $1; do
+		eval "_t_$_p=\$(stat_field $_p 14)"
+	done
+	sleep 2
+	for _p in $1; do
+		eval "_before=\$_t_$_p"
+		_after=$(stat_field "$_p" 14) || { stuck="$stuck $_p:gone"; continue; }
+		[ -n "$_before" ] && [ "$_after" -gt "$_before" ] || stuck="$stuck $_p:$_before->$_after"
+		[ -z "$2" ] && continue
+		_cls=$(sed -n 's/^class *: *//p' "/proc/$_p/sched")
+		[ "$_cls" = "$2" ] || stuck="$stuck $_p:$_cls"
+	done
+	stuck=${stuck:-none}
+}

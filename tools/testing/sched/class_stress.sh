@@ -13,6 +13,7 @@ want=${1:?usage: $0 CLASS [SECONDS] [HOTPLUG_ROUNDS]}
 secs=${2:-30}
 rounds=${3:-3}
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/class_lib.sh"
 S=/sys/devices/system/cpu
 
 echo "TAP version 13"
@@ -43,13 +44,6 @@ while [ $i -lt $((ncpu * 2)) ]; do
 done
 trap 'kill $spinners 2>/dev/null' EXIT
 
-# cpu_of PID: field 39 of /proc/PID/stat, the CPU it last ran on.
-cpu_of() {
-	read -r _line 2>/dev/null <"/proc/$1/stat" || return 1
-	set -- ${_line##*) }
-	echo "${37}"
-}
-
 wrong=""
 r=0
 while [ $r -lt "$rounds" ]; do
@@ -60,28 +54,13 @@ while [ $r -lt "$rounds" ]; do
 		echo 0 >"$c/online" || { wrong="$wrong offline$cpu:failed"; continue; }
 		sleep 0.2
 		for p in $spinners; do
-			[ "$(cpu_of "$p")" = "$cpu" ] && wrong="$wrong $p:on-offline-cpu$cpu"
+			[ "$(stat_field "$p" 39)" = "$cpu" ] && wrong="$wrong $p:on-offline-cpu$cpu"
 		done
 		echo 1 >"$c/online" || wrong="$wrong online$cpu:failed"
 	done
 done
 check "${wrong:-none}" none "$rounds rounds of offlining each CPU under load: no spinner left on an offline CPU"
 
-# utime (field 14) of each spinner grows, and each is still on $want.
-stuck=""
-for p in $spinners; do
-	read -r l1 <"/proc/$p/stat" || { stuck="$stuck $p:gone"; continue; }
-	set -- ${l1##*) }
-	eval "u_$p=${12}"
-done
-sleep 2
-for p in $spinners; do
-	read -r l2 <"/proc/$p/stat" || { stuck="$stuck $p:gone"; continue; }
-	set -- ${l2##*) }
-	eval "before=\$u_$p"
-	[ "${12}" -gt "${before:-0}" ] || stuck="$stuck $p:$before->${12}"
-	cls=$(sed -n 's/^class *: *//p' "/proc/$p/sched")
-	[ "$cls" = "$want" ] || stuck="$stuck $p:$cls"
-done
-check "${stuck:-none}" none "all $((ncpu * 2)) spinners alive, running and on $want after hotplug"
+spinners_run "$spinners" "$want"
+check "$stuck" none "all $((ncpu * 2)) spinners alive, running and on $want after hotplug"
 tap_done

@@ -27,28 +27,6 @@ sleeper=$!
 forker=$!
 trap 'kill $spinners $sleeper $forker 2>/dev/null' EXIT
 
-# utime (field 14) of a task.
-utime() {
-	read -r _line 2>/dev/null <"/proc/$1/stat" || return 1
-	set -- ${_line##*) }
-	echo "${12}"
-}
-
-# spinners_run: every spinner exists and gains CPU time within 2 s.
-spinners_run() {
-	stuck=""
-	for p in $spinners; do
-		eval "t_$p=\$(utime $p)"
-	done
-	sleep 2
-	for p in $spinners; do
-		eval "before=\$t_$p"
-		after=$(utime "$p") || { stuck="$stuck $p:gone"; continue; }
-		[ -n "$before" ] && [ "$after" -gt "$before" ] || stuck="$stuck $p:$before->$after"
-	done
-	stuck=${stuck:-none}
-}
-
 # settled CLASS: like normal_tasks_on, but a task found on the old class is
 # looked at again: a child of the fork loop may be caught before it is
 # woken (it takes the new class then) or while it exits.
@@ -70,7 +48,7 @@ switch_to() {
 	settled "$1"
 	echo "# $normal normal-policy tasks, $others others"
 	check "$bad" none "round $r: every normal task is on $1"
-	spinners_run
+	spinners_run "$spinners"
 	check "$stuck" none "round $r: all spinners alive and running on $1"
 }
 
