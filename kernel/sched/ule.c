@@ -1316,10 +1316,23 @@ static struct ctl_table ule_sysctls[] = {
 void ule_normal_class_changed(void)
 {
 #ifdef CONFIG_SMP
-	if (sched_normal_class == &ule_sched_class)
-		mod_timer(&ule_balance_timer, jiffies + ule_balance_delay());
-	else
+	int cpu;
+
+	if (sched_normal_class != &ule_sched_class) {
 		del_timer_sync(&ule_balance_timer);
+		cpumask_clear(&ule_idle_cpus);
+		return;
+	}
+	/*
+	 * CPUs that went idle under CFS never passed through ULE's pick: mark
+	 * those with nothing queued so the tick can wake them to steal. A
+	 * stale bit only costs a check, and the CPU's next pick corrects it.
+	 */
+	for_each_online_cpu(cpu) {
+		if (!READ_ONCE(cpu_rq(cpu)->ule.load))
+			cpumask_set_cpu(cpu, &ule_idle_cpus);
+	}
+	mod_timer(&ule_balance_timer, jiffies + ule_balance_delay());
 #endif
 }
 
