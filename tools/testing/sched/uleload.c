@@ -7,10 +7,11 @@
  *   uleload spinner SECONDS                  one CPU-bound thread: batch
  *   uleload pool N RUN_US SLEEP_US SECONDS   N sleeper threads; prints
  *                                            "tids T1 ... TN" once all
- *                                            exist and 0.5 s later starts
+ *                                            exist and 2 s later starts
  *                                            them together for SECONDS
  *   uleload spinners N SECONDS               N spinning threads, the same
- *                                            way. On SIGUSR1 the main thread
+ *                                            way but 0.5 s after the tids.
+ *                                            On SIGUSR1 the main thread
  *                                            moves to the last CPU (a
  *                                            migration that marks the time
  *                                            in a recording), allows every
@@ -40,7 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HOLD_US 500000
+/* How long start_threads() holds new threads at the gate (see there). */
+#define SPIN_HOLD_US 500000
+#define POOL_HOLD_US 2000000
 
 static atomic_ulong sink;
 static long run_us, sleep_us;
@@ -121,15 +124,17 @@ static void *spin_thread(void *arg)
 }
 
 /*
- * Create n threads running fn, print their tids and, HOLD_US later,
+ * Create n threads running fn, print their tids and, @hold_us later,
  * release them together for the next @seconds. Held at the gate, they
  * leave the CPU to this thread: running, each would make creating the
  * next one slower (80 on one CPU took longer than 10 s under TCG). The
- * hold gives every thread as much sleep behind it: ULE judges a new thread
- * by the history it inherits, and this thread's, CPU-bound while creating,
- * would make the last ones start as batch.
+ * hold also gives every thread the same sleep behind it. ULE judges a new
+ * thread by the history it inherits, about 0.8 s of run time from the
+ * test shell (which is charged its dead children's run time) against as
+ * much sleep: a pool thread needs some 2 s of sleep on top to start
+ * interactive, as the threads of an interactive program would be.
  */
-static pthread_t *start_threads(long n, void *(*fn)(void *), long seconds)
+static pthread_t *start_threads(long n, void *(*fn)(void *), long seconds, long hold_us)
 {
 	pthread_t *threads = calloc(n, sizeof(*threads));
 	long i;
@@ -149,7 +154,7 @@ static pthread_t *start_threads(long n, void *(*fn)(void *), long seconds)
 	for (i = 0; i < n; i++)
 		printf(" %d", tids[i]);
 	printf("\n");
-	sleep_for(HOLD_US);
+	sleep_for(hold_us);
 	atomic_store(&end_us, now_us() + seconds * 1000000L);
 	pthread_barrier_wait(&gate);
 	return threads;
@@ -190,7 +195,7 @@ static int spinners(long n, long seconds)
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
-	threads = start_threads(n, spin_thread, seconds);
+	threads = start_threads(n, spin_thread, seconds, SPIN_HOLD_US);
 	if (!threads)
 		return 1;
 	while ((left = atomic_load(&end_us) - now_us()) > 0) {
@@ -206,7 +211,7 @@ static int spinners(long n, long seconds)
 
 static int pool(long n, long seconds)
 {
-	pthread_t *threads = start_threads(n, pool_thread, seconds);
+	pthread_t *threads = start_threads(n, pool_thread, seconds, POOL_HOLD_US);
 	long i;
 
 	if (!threads)
