@@ -142,11 +142,38 @@ static bool sanity_movable(struct sanity_walk *w, struct task_struct *p)
 	return w->nr >= SANITY_MAX_WAITERS;
 }
 
+#ifdef CONFIG_SCHED_ULE
+/* ULE's realtime, timeshare and idle queues hold every queued ULE task. */
+static bool sanity_find_ule_waiters(struct sanity_walk *w, int *budget)
+{
+	struct ule_runq *queues[] = {
+		&w->rq->ule.realtime, &w->rq->ule.timeshare, &w->rq->ule.idle,
+	};
+	struct task_struct *p;
+	unsigned int q, i;
+
+	for (q = 0; q < ARRAY_SIZE(queues); q++) {
+		for_each_set_bit(i, queues[q]->bits, ULE_RQ_NQS) {
+			list_for_each_entry(p, &queues[q]->queue[i], ule.run_list) {
+				if (sanity_movable(w, p) || !--*budget)
+					return true;
+			}
+		}
+	}
+	return false;
+}
+#else
+static inline bool sanity_find_ule_waiters(struct sanity_walk *w, int *budget)
+{
+	return false;
+}
+#endif
+
 /*
  * Find waiting tasks on @w->rq that may run on a CPU of @w->idle. Each class
- * keeps its queued tasks its own way; the fair class lists all of them, RT
- * and deadline list those that can move ("pushable"). Caller holds the
- * runqueue lock.
+ * keeps its queued tasks its own way; the fair class and ULE list all of
+ * them, RT and deadline list those that can move ("pushable"). Caller holds
+ * the runqueue lock.
  */
 static void sanity_find_waiters(struct sanity_walk *w)
 {
@@ -159,6 +186,8 @@ static void sanity_find_waiters(struct sanity_walk *w)
 		if (sanity_movable(w, p) || !--budget)
 			return;
 	}
+	if (sanity_find_ule_waiters(w, &budget))
+		return;
 	plist_for_each_entry(p, &rq->rt.pushable_tasks, pushable_tasks) {
 		if (sanity_movable(w, p) || !--budget)
 			return;
