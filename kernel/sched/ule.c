@@ -326,9 +326,14 @@ static inline void ule_mark_idle(struct rq *rq, bool idle)
 
 static void ule_kick_idle(struct rq *rq);
 
+/*
+ * ULE's utilisation is part of cpu_util_cfs(); tell schedutil when it
+ * moved, as CFS does, or the frequency would not follow ULE's load.
+ */
 static inline void ule_update_util(struct rq *rq, int running)
 {
-	update_ule_rq_load_avg(rq_clock_pelt(rq), rq, running);
+	if (update_ule_rq_load_avg(rq_clock_pelt(rq), rq, running))
+		cpufreq_update_util(rq, 0);
 }
 #else
 static inline void ule_mark_idle(struct rq *rq, bool idle) { }
@@ -388,6 +393,8 @@ static void enqueue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 	ule_runq_add(rq, p, false);
 	if (ue->prio < ule_rq_of(rq)->lowpri)
 		WRITE_ONCE(ule_rq_of(rq)->lowpri, ue->prio);
+	/* A task back from I/O asks schedutil for a boost, as with CFS. */
+	cpufreq_update_util(rq, p->in_iowait ? SCHED_CPUFREQ_IOWAIT : 0);
 }
 
 static void dequeue_task_ule(struct rq *rq, struct task_struct *p, int flags)
