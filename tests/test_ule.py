@@ -6,7 +6,6 @@ the balance test, which keeps every vCPU busy):
   kernel.sched_ule_* sysctls, nice, the ule tracepoints (band changes,
   idle steals);
 - class_stress.sh: a stress-ng storm and CPU offline/online under load;
-- sanity_checker.sh under sched=ule: the checker finds ULE's waiters;
 - ule_starvation.sh under sched=ule and sched=cfs: 80 mostly-sleeping
   threads starve a CPU-bound spinner on ULE (those that run are all
   interactive) but not on CFS ("The Battle of the
@@ -229,32 +228,6 @@ def test_stress_and_hotplug_lose_no_task(guest):
     res = guest(f"sh {GUEST_TESTS}/class_stress.sh ule 15 1", topology="2x4",
                 cmdline="sched=ule", timeout=600)
     assert_tap(res.output, "class_stress.sh under sched=ule")
-
-
-# Points of sanity_checker.sh that describe CFS with balancing off, not the
-# checker: with no sched domains CFS leaves forked spinners on CPU 1, while
-# ULE's fork placement still spreads them, so the violation ends on its own
-# ("ran") instead of lasting until balancing is back.
-CFS_SCENARIO_POINTS = ("still ongoing while balancing is off",
-                       "ended by migration once balancing is back")
-
-
-@ule
-def test_sanity_checker_sees_ule_waiters(guest, tmp_path_factory):
-    """The sanity checker walks ULE's queues: its guest test (spinners
-    forked on CPU 1 with load balancing switched off by cpuset) reports the
-    violation under sched=ule; without the walk it finds no waiter and
-    points 7-13 fail."""
-    out = tmp_path_factory.mktemp("sanity-ule")
-    res = guest(f"sh {GUEST_TESTS}/sanity_checker.sh /tmp/out", cmdline="sched=ule",
-                outdir=out, timeout=TIMEOUT)
-    points = re.findall(r"^(ok|not ok) \d+ - (.*)$", res.output, re.M)
-    assert len(points) == 17, res.output
-    failed = [name for verdict, name in points if verdict != "ok"
-              and not name.startswith(CFS_SCENARIO_POINTS)]
-    assert not failed, res.output
-    assert any(v == "ok" and n.startswith("violation with CPU 1 busy reported")
-               for v, n in points), res.output
 
 
 # -- 2. starvation -----------------------------------------------------------
