@@ -394,7 +394,8 @@ static void enqueue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 	if (ue->prio < ule_rq_of(rq)->lowpri)
 		WRITE_ONCE(ule_rq_of(rq)->lowpri, ue->prio);
 	/* A task back from I/O asks schedutil for a boost, as with CFS. */
-	cpufreq_update_util(rq, p->in_iowait ? SCHED_CPUFREQ_IOWAIT : 0);
+	if (p->in_iowait)
+		cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT);
 }
 
 static void dequeue_task_ule(struct rq *rq, struct task_struct *p, int flags)
