@@ -28,6 +28,8 @@ static int sysctl_sched_ule_slice_us = ULE_SLICE_DEFAULT_NS / NSEC_PER_USEC;
 static int sysctl_sched_ule_slice_min_us =
 	ULE_SLICE_DEFAULT_NS / ULE_SLICE_MIN_DIVISOR / NSEC_PER_USEC;
 static int sysctl_sched_ule_preempt_thresh = ULE_PRI_MIN_KERN;
+/* Set at boot to CFS's wakeup granularity, which scales with the CPUs. */
+static int sysctl_sched_ule_wakeup_gran_us = 1000;
 #ifdef CONFIG_SMP
 static int sysctl_sched_ule_balance_interval_ms = 1000;
 static int sysctl_sched_ule_steal_thresh = 2;
@@ -419,6 +421,31 @@ static void yield_task_ule(struct rq *rq)
 	rq->curr->ule.flags |= ULE_F_YIELD;
 }
 
+/* Time @curr has run since it last got the CPU. */
+static u64 ule_ran_since_pick(struct task_struct *curr)
+{
+	return curr->se.sum_exec_runtime - curr->se.prev_sum_exec_runtime;
+}
+
+/*
+ * A timeshare task preempting another (local wakeup, or interactive over
+ * remote batch) waits until the running one has had wakeup_gran on the
+ * CPU, as CFS's wakeup granularity does; the tick then preempts it.
+ * Without it, every message of a pipe or socket load wakes a reader that
+ * preempts the writer at once. Kernel priorities, priorities within
+ * preempt_thresh and idle CPUs do not wait.
+ */
+static bool ule_preempt_now(struct rq *rq, struct task_struct *curr, int pri)
+{
+	u64 gran = (u64)READ_ONCE(sysctl_sched_ule_wakeup_gran_us) * NSEC_PER_USEC;
+
+	if (pri < ULE_PRI_MIN_TIMESHARE || pri <= READ_ONCE(sysctl_sched_ule_preempt_thresh) ||
+	    curr->ule.prio > ULE_PRI_MAX_TIMESHARE || ule_ran_since_pick(curr) >= gran)
+		return true;
+	ule_rq_of(rq)->preempt_pri = min_t(unsigned int, pri, ule_rq_of(rq)->preempt_pri);
+	return false;
+}
+
 /*
  * ULE's preemption rules: on the waking CPU a better priority reschedules
  * (FreeBSD's TDF_NEEDRESCHED); on another CPU only sched_shouldpreempt()
@@ -435,8 +462,11 @@ static void check_preempt_curr_ule(struct rq *rq, struct task_struct *p, int fla
 	if (!ule_task(curr))
 		return;
 	remote = (waker >= 0 ? waker : smp_processor_id()) != cpu_of(rq);
-	if (remote ? ule_should_preempt(p->ule.prio, curr->ule.prio, true) :
-		     p->ule.prio < curr->ule.prio)
+	if (remote ? !ule_should_preempt(p->ule.prio, curr->ule.prio, true) :
+		     p->ule.prio >= curr->ule.prio)
+		return;
+	update_curr_ule(rq);
+	if (ule_preempt_now(rq, curr, p->ule.prio))
 		resched_curr(rq);
 }
 
@@ -448,6 +478,8 @@ static void set_next_task_ule(struct rq *rq, struct task_struct *p, bool first)
 		ule_runq_rem(rq, p);
 	ule_mark_idle(rq, false);
 	p->se.exec_start = rq_clock_task(rq);
+	p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
+	ule_rq_of(rq)->preempt_pri = ULE_PRI_MAX_IDLE;
 	ule_pct_update(ue, rq_clock(rq), false);
 	WRITE_ONCE(ule_rq_of(rq)->lowpri, min_t(unsigned int, ue->prio,
 						ule_rq_of(rq)->lowpri));
@@ -521,6 +553,10 @@ static void task_tick_ule(struct rq *rq, struct task_struct *p, int queued)
 	if (ue->slice_used >= ule_rq_slice(rq)) {
 		ue->slice_used = 0;
 		ue->flags |= ULE_F_SLICEEND;
+		resched_curr(rq);
+	} else if (ule_rq_of(rq)->preempt_pri < ue->prio &&
+		   ule_preempt_now(rq, p, ule_rq_of(rq)->preempt_pri)) {
+		/* A wakeup's preemption waited for wakeup_gran. */
 		resched_curr(rq);
 	}
 	ule_kick_idle(rq);
@@ -634,6 +670,7 @@ void init_ule_rq(struct ule_rq *ule)
 	ule_runq_init(&ule->timeshare);
 	ule_runq_init(&ule->idle);
 	ule->lowpri = ULE_PRI_MAX_IDLE;
+	ule->preempt_pri = ULE_PRI_MAX_IDLE;
 #ifdef CONFIG_SMP
 	INIT_CSD(&ule->steal_csd, ule_steal_ipi, container_of(ule, struct rq, ule));
 #endif
@@ -1286,6 +1323,15 @@ static struct ctl_table ule_sysctls[] = {
 		.extra2		= &ule_slice_us_max,
 	},
 	{
+		.procname	= "sched_ule_wakeup_gran_us",
+		.data		= &sysctl_sched_ule_wakeup_gran_us,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &ule_slice_us_max,
+	},
+	{
 		.procname	= "sched_ule_preempt_thresh",
 		.data		= &sysctl_sched_ule_preempt_thresh,
 		.maxlen		= sizeof(int),
@@ -1347,6 +1393,7 @@ void ule_normal_class_changed(void)
 /* Tunables exist whenever ULE is built: the class can be chosen at run time. */
 static int __init ule_late_init(void)
 {
+	sysctl_sched_ule_wakeup_gran_us = sysctl_sched_wakeup_granularity / NSEC_PER_USEC;
 	register_sysctl_init("kernel", ule_sysctls);
 	ule_normal_class_changed();
 	return 0;

@@ -94,6 +94,8 @@ struct ule_rq {
 	unsigned int		transferable;
 	/* Best priority here, running or queued; 255 when idle. */
 	u8			lowpri;
+	/* Best priority whose preemption waits for wakeup_gran; 255: none. */
+	u8			preempt_pri;
 	/* Calendar insert and removal indexes. */
 	u8			idx;
 	u8			ridx;

@@ -10,7 +10,9 @@
 #   d. a nice 19 spinner gets a larger (worse) priority than a nice 0 one;
 #   e. the ule tracepoints: ule_interactive traces the sleeper's band
 #      changes of b and c; spinners pinned to CPU 0 then unpinned are
-#      stolen by idle CPUs at once, traced by ule_transfer with by=steal.
+#      stolen by idle CPUs at once, traced by ule_transfer with by=steal;
+#   f. sched_ule_wakeup_gran_us: a sleeper waking beside a spinner gets the
+#      CPU at once at 0, and a tick after the spinner has run 20 ms at 20000.
 # Usage: ule_checks.sh OUTDIR ULELOAD
 out=${1:?usage: $0 OUTDIR ULELOAD}
 uleload=${2:?usage: $0 OUTDIR ULELOAD}
@@ -25,7 +27,8 @@ sched_ule_balance_interval_ms=1000 sched_ule_steal_thresh=2 sched_ule_preempt_th
 # name=value accepted and different from the default; with these slices
 # slice_min_us stays below slice_us whatever the order of the writes.
 VALID="sched_ule_interact=40 sched_ule_slice_us=78740 sched_ule_slice_min_us=7874
-sched_ule_balance_interval_ms=500 sched_ule_steal_thresh=3 sched_ule_preempt_thresh=120"
+sched_ule_balance_interval_ms=500 sched_ule_steal_thresh=3 sched_ule_preempt_thresh=120
+sched_ule_wakeup_gran_us=500"
 T=/sys/kernel/tracing
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
@@ -40,11 +43,11 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..38"
+echo "1..44"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
-read -r max_slice <$K/sched_ule_slice_us || max_slice=94488
+max_slice=$(cat $K/sched_ule_slice_us)
 bad=""
 badule=""
 normal=0
@@ -129,7 +132,13 @@ else
 	not_ok "history (runtime/slptime/cpu_pct): $got"
 fi
 
-# c. Sysctls.
+# c. Sysctls. The wakeup granularity defaults to CFS's on the same machine.
+# (Not read with the read builtin: it reads a byte at a time and a sysctl
+# file ends at the first read that does not start at offset 0.)
+G=$K/sched_ule_wakeup_gran_us
+gran=$(cat $G)
+cfs_gran=$(cat /sys/kernel/debug/sched/wakeup_granularity_ns)
+check "$gran" "$((cfs_gran / 1000))" "kernel.sched_ule_wakeup_gran_us defaults to CFS's granularity"
 for kv in $SYSCTLS; do
 	check "$(cat $K/${kv%=*})" "${kv#*=}" "kernel.${kv%=*} defaults to ${kv#*=}"
 done
@@ -144,8 +153,9 @@ for v in abc "" -1 101; do
 done
 rejects_einval sched_ule_preempt_thresh 256
 rejects_einval sched_ule_preempt_thresh -1
+rejects_einval sched_ule_wakeup_gran_us 1000001
 for name in sched_ule_slice_us sched_ule_slice_min_us sched_ule_balance_interval_ms \
-	sched_ule_steal_thresh; do
+	sched_ule_steal_thresh sched_ule_wakeup_gran_us; do
 	rejects_einval $name abc
 done
 for kv in $VALID; do
@@ -182,11 +192,12 @@ done
 for kv in $SYSCTLS; do
 	echo "${kv#*=}" >$K/${kv%=*}
 done
+echo "$gran" >$G
 vals=""
 for kv in $SYSCTLS; do
 	vals="$vals ${kv%=*}=$(cat $K/${kv%=*})"
 done
-check "$(echo $vals)" "$(echo $SYSCTLS)" "defaults restored"
+check "$(echo $vals) $(cat $G)" "$(echo $SYSCTLS) $gran" "defaults restored"
 
 # d. Nice: both spinners at 100 % of a CPU of their own, so only nice
 # separates their priorities.
@@ -238,4 +249,53 @@ fi
 echo 0 >$T/events/ule/enable
 kill $pinned 2>/dev/null
 wait $pinned 2>/dev/null
+
+# f. Wakeup granularity. A sleeper (1 ms run, 9 ms sleep) turns
+# interactive alone on CPU 2, then joins a batch spinner on CPU 1. At 0 its
+# wakeups preempt the spinner at once; at 20000 each waits until the
+# spinner has run 20 ms since it got the CPU (the 9 ms sleep and about 11
+# more), and then the tick preempts it; without that tick it would wait
+# for the end of the spinner's slice (94 ms at a load of 2).
+now_cs
+start=$now
+taskset -c 1 "$uleload" spinner 30 >/dev/null &
+spinner=$!
+taskset -c 2 "$uleload" sleeper 1000 9000 30 >$out/lateness.txt &
+sleeper=$!
+wait_ule /proc/$spinner/sched timeshare 152 223 "$start" 500 || echo "# spinner not batch"
+wait_ule /proc/$sleeper/sched realtime 120 151 "$start" 1000 || echo "# sleeper not interactive"
+taskset -p -c 1 $sleeper >/dev/null
+reports=0
+# report: SIGUSR1 to the sleeper; wait (up to 2 s) for the line it prints.
+report() {
+	kill -USR1 $sleeper
+	reports=$((reports + 1))
+	i=0
+	while [ "$(grep -c late_med_us $out/lateness.txt)" -lt $reports ] && [ $i -lt 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+for g in 0 20000; do
+	echo $g >$G
+	sleep 0.5
+	report
+	sleep 4
+	report
+	late=$(sed -n 's/^late_med_us //p' $out/lateness.txt | tail -1)
+	med=${late%% *}
+	echo "# wakeup_gran_us=$g: lateness median ${med}us, p90 ${late##* }us; $(ule_read /proc/$sleeper/sched && ule_state)"
+	case $g in
+	0) lo=0 hi=3000 ;;
+	*) lo=6000 hi=19000 ;;
+	esac
+	if in_range "$med" $lo $hi; then
+		ok "wakeup_gran_us=$g: sleeper back on the CPU a median ${med}us late"
+	else
+		not_ok "wakeup_gran_us=$g: sleeper back on the CPU a median ${med}us late (want $lo-$hi)"
+	fi
+done
+echo "$gran" >$G
+kill $spinner $sleeper
+wait $spinner $sleeper 2>/dev/null
 tap_done

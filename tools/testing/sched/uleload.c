@@ -26,6 +26,11 @@
  * thread CPU time: a class that updates CPU time only at ticks would
  * otherwise stretch a 1 ms burst to a whole tick and change how
  * interactive the thread looks.
+ *
+ * On SIGUSR1 the sleeper prints "late_med_us M late_p90_us P", how long
+ * after its sleeps ended it got the CPU back (median and 90th percentile
+ * of the wakeups since the last SIGUSR1, or since it started), and starts
+ * counting anew.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,6 +57,11 @@ static atomic_long total_loops;
 static atomic_int started;
 static pthread_barrier_t gate;
 static pid_t *tids;
+/* Lateness of each wakeup of "sleeper" (one thread), in microseconds. */
+#define MAX_LATE 100000
+static long *late;
+static long nr_late;
+static volatile sig_atomic_t report_late;
 
 static long now_us(void)
 {
@@ -92,13 +102,45 @@ static void sleep_for(long us)
 		;
 }
 
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void print_lateness(void)
+{
+	if (!nr_late) {
+		printf("late_med_us - late_p90_us -\n");
+		return;
+	}
+	qsort(late, nr_late, sizeof(*late), cmp_long);
+	printf("late_med_us %ld late_p90_us %ld\n", late[nr_late / 2], late[nr_late * 9 / 10]);
+	nr_late = 0;
+}
+
+static void on_usr1(int sig)
+{
+	report_late = 1;
+}
+
 static void sleeper_loop(void)
 {
 	long loops = 0;
 
+	long t;
+
 	while (now_us() < atomic_load(&end_us)) {
 		spin_until(now_us() + run_us);
+		t = now_us() + sleep_us;
 		sleep_for(sleep_us);
+		if (late && nr_late < MAX_LATE)
+			late[nr_late++] = now_us() - t;
+		if (report_late) {
+			report_late = 0;
+			print_lateness();
+		}
 		loops++;
 	}
 	atomic_fetch_add(&total_loops, loops);
@@ -283,6 +325,8 @@ int main(int argc, char **argv)
 		run_us = arg(argv, 2, 1);
 		sleep_us = arg(argv, 3, 1);
 		atomic_store(&end_us, now_us() + arg(argv, 4, 1) * 1000000L);
+		late = calloc(MAX_LATE, sizeof(*late));
+		signal(SIGUSR1, on_usr1);
 		sleeper_loop();
 		err = 0;
 	} else if (!strcmp(cmd, "pool") && argc == 6) {
