@@ -6,6 +6,8 @@ the balance test, which keeps every vCPU busy):
   kernel.sched_ule_* sysctls, nice, the ule tracepoints (band changes,
   idle steals);
 - class_stress.sh: a stress-ng storm and CPU offline/online under load;
+- sanity_checker.sh under sched=ule: the sanity checker finds ULE's
+  waiting tasks (the script turns ULE's idle stealing and balancer off);
 - ule_starvation.sh under sched=ule and sched=cfs: 80 mostly-sleeping
   threads starve a CPU-bound spinner on ULE (those that run are all
   interactive) but not on CFS ("The Battle of the
@@ -228,6 +230,19 @@ def test_stress_and_hotplug_lose_no_task(guest):
     res = guest(f"sh {GUEST_TESTS}/class_stress.sh ule 15 1", topology="2x4",
                 cmdline="sched=ule", timeout=600)
     assert_tap(res.output, "class_stress.sh under sched=ule")
+
+
+@ule
+def test_sanity_checker_sees_ule_waiters(guest, tmp_path_factory):
+    """The observability test's scenario under sched=ule: spinners on CPU 1
+    with balancing off (for ULE: no idle stealing, balancer every 30-90 s)
+    are a violation the checker confirms, and it ends by migration once
+    ULE may steal again. Without the walk of ULE's queues the checker finds
+    no waiter and points 7-13 fail."""
+    out = tmp_path_factory.mktemp("sanity-ule")
+    res = guest(f"sh {GUEST_TESTS}/sanity_checker.sh /tmp/out", cmdline="sched=ule",
+                outdir=out, timeout=TIMEOUT)
+    assert_tap(res.output, "sanity_checker.sh under sched=ule")
 
 
 # -- 2. starvation -----------------------------------------------------------

@@ -6,6 +6,8 @@
 # A real violation is made by switching load balancing off with the cgroup
 # v1 cpuset flag sched_load_balance=0 (no sched domains: no periodic, idle or
 # wakeup balancing) and forking spinners on CPU 1 that may run anywhere.
+# ULE balances without sched domains, so when it is the class of normal
+# tasks its idle stealing and periodic balancer are turned off as well.
 out=${1:?usage: $0 OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 K=/proc/sys/kernel
@@ -15,6 +17,24 @@ S_MS=1000
 M_MS=100
 . "$here/tap.sh"
 reports() { sed -n '/^id /,$p' $R | tail -n +2; }
+ule=no
+[ "$(cat $K/sched_class 2>/dev/null)" = ule ] && ule=yes
+if [ $ule = yes ]; then
+	steal=$(cat $K/sched_ule_steal_thresh)
+	interval=$(cat $K/sched_ule_balance_interval_ms)
+fi
+# balancing 0|1: what sched_load_balance does for CFS, and for ULE.
+balancing() {
+	echo "$1" >/tmp/cpuset/cpuset.sched_load_balance
+	[ $ule = yes ] || return 0
+	if [ "$1" = 0 ]; then
+		echo 0 >$K/sched_ule_steal_thresh
+		echo 60000 >$K/sched_ule_balance_interval_ms
+	else
+		echo "$steal" >$K/sched_ule_steal_thresh
+		echo "$interval" >$K/sched_ule_balance_interval_ms
+	fi
+}
 field() { awk -v f="$1" '{ print $f }'; }	# of a report line
 # Wait up to $1 tenths of a second for "reports | $2" to print something.
 wait_for() {
@@ -52,7 +72,7 @@ echo 1 >$K/sched_sanity
 
 mkdir -p /tmp/cpuset
 mount -t cgroup -o cpuset cpuset /tmp/cpuset
-echo 0 >/tmp/cpuset/cpuset.sched_load_balance
+balancing 0
 
 # 1. A persistent violation is confirmed within S + M of its start. The
 # spinners may not use CPU 0, where this shell and its children run, so
@@ -90,7 +110,7 @@ else
 fi
 
 # 2. It ends once balancing is back, and the report says how.
-echo 1 >/tmp/cpuset/cpuset.sched_load_balance
+balancing 1
 if [ -n "$id" ] && end=$(wait_for 100 "awk '\$1 == $id && \$7 != \"ongoing\"'"); then
 	echo "# $end"
 	check "$(echo "$end" | field 7)" migrated "ended by migration once balancing is back"
@@ -107,11 +127,11 @@ else
 fi
 
 # 3. Waiting tasks that cannot move are not a violation, even unbalanced.
-echo 0 >/tmp/cpuset/cpuset.sched_load_balance
+balancing 0
 echo clear >$R
 python3 "$here/spinners.py" --count 3 --from-cpu 2 --pinned --seconds 4 >/dev/null
 check "$(reports | awk '$5 == 2' | wc -l)" 0 "pinned waiters on CPU 2: nothing reported"
-echo 1 >/tmp/cpuset/cpuset.sched_load_balance
+balancing 1
 
 # 4. A steady hackbench run with balancing on reports nothing.
 echo clear >$R
