@@ -110,7 +110,7 @@ static unsigned int ule_score(struct task_struct *p)
  * run there) and SCHED_IDLE tasks its idle band; SCHED_BATCH tasks are
  * timeshare but never interactive.
  */
-static unsigned int ule_compute_prio(struct task_struct *p)
+static unsigned int ule_own_prio(struct task_struct *p)
 {
 	struct sched_ule_entity *ue = &p->ule;
 	int nice = task_nice(p);
@@ -124,6 +124,22 @@ static unsigned int ule_compute_prio(struct task_struct *p)
 						ule_since(ue->pct_last, ue->pct_first)),
 				  p->policy == SCHED_BATCH ? 0 :
 				  READ_ONCE(sysctl_sched_ule_interact));
+}
+
+/*
+ * The priority @p runs at: its own, or a better one lent by the ULE task
+ * blocked on an rt_mutex (PI futex) that @p holds, as FreeBSD's turnstiles
+ * lend with sched_lend_prio(). The core sets pi_top_task under @p's
+ * pi_lock and rq lock, one of which every caller holds.
+ */
+static unsigned int ule_compute_prio(struct task_struct *p)
+{
+	struct task_struct *top = p->pi_top_task;
+	unsigned int prio = ule_own_prio(p);
+
+	if (top && top->sched_class == &ule_sched_class)
+		prio = min_t(unsigned int, prio, READ_ONCE(top->ule.prio));
+	return prio;
 }
 
 /* Set @p's ULE priority; trace a timeshare thread changing band. */
@@ -638,6 +654,34 @@ static void prio_changed_ule(struct rq *rq, struct task_struct *p, int oldprio)
 			resched_curr(rq);
 		return;
 	}
+	check_preempt_curr_ule(rq, p, 0);
+}
+
+/*
+ * rt_mutex_setprio() left p->prio alone (two normal tasks), but @p's top
+ * waiter changed and with it the priority ULE lends: requeue @p at it.
+ */
+void ule_pi_changed(struct rq *rq, struct task_struct *p)
+{
+	unsigned int prio = ule_compute_prio(p);
+
+	if (prio == p->ule.prio)
+		return;
+	if (!task_on_rq_queued(p)) {
+		ule_set_prio(p, prio);
+		return;
+	}
+	if (task_current(rq, p)) {
+		ule_set_prio(p, prio);
+		ule_set_lowpri(rq);
+		if (ule_rq_of(rq)->lowpri < prio)
+			resched_curr(rq);
+		return;
+	}
+	ule_runq_rem(rq, p);
+	ule_set_prio(p, prio);
+	ule_runq_add(rq, p, false);
+	ule_set_lowpri(rq);
 	check_preempt_curr_ule(rq, p, 0);
 }
 

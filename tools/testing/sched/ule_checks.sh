@@ -12,7 +12,9 @@
 #      changes of b and c; spinners pinned to CPU 0 then unpinned are
 #      stolen by idle CPUs at once, traced by ule_transfer with by=steal;
 #   f. sched_ule_wakeup_gran_us: a sleeper waking beside a spinner gets the
-#      CPU at once at 0, and a tick after the spinner has run 20 ms at 20000.
+#      CPU at once at 0, and a tick after the spinner has run 20 ms at 20000;
+#   g. priority lending: a batch thread holding a PI mutex runs at the
+#      priority of the interactive thread blocked on it, at its own after.
 # Usage: ule_checks.sh OUTDIR ULELOAD
 out=${1:?usage: $0 OUTDIR ULELOAD}
 uleload=${2:?usage: $0 OUTDIR ULELOAD}
@@ -43,7 +45,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..44"
+echo "1..47"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -298,4 +300,36 @@ done
 echo "$gran" >$G
 kill $spinner $sleeper
 wait $spinner $sleeper 2>/dev/null
+# g. Priority lending (FreeBSD's sched_lend_prio() through turnstiles; here
+# rt_mutex, i.e. PI futexes): a batch owner spins holding the mutex; once
+# the waiter is interactive it blocks on it, and the owner runs at the
+# waiter's priority until it unlocks 5 s later. Both on CPU 1: with the
+# owner on another CPU the waiter would spin in rt_mutex's adaptive wait
+# and turn batch instead of blocking.
+taskset -c 1 "$uleload" pi >$out/pi.txt &
+pi=$!
+set -- $(wait_line $out/pi.txt tids 50)
+owner=$1
+waiter=$(wait_line $out/pi.txt waiting 300)
+sleep 0.5
+ule_read /proc/$pi/task/$waiter/sched
+wprio=$u_prio
+ule_read /proc/$pi/task/$owner/sched
+echo "# owner: $(ule_state); waiter prio $wprio"
+if in_range "$wprio" 120 151 && [ "$u_prio" = "$wprio" ]; then
+	ok "the PI mutex's owner runs at its waiter's priority $wprio"
+else
+	not_ok "the PI mutex's owner runs at its waiter's priority (owner $u_prio, waiter $wprio)"
+fi
+check "$(wait_line $out/pi.txt unlocked 50)" "$owner" "the owner unlocks"
+sleep 0.5
+ule_read /proc/$pi/task/$owner/sched
+if in_range "$u_prio" 152 223; then
+	ok "after unlocking, the owner is batch again: prio $u_prio"
+else
+	not_ok "after unlocking, the owner is batch again: $(ule_state)"
+fi
+grep "lock failed" $out/pi.txt | sed 's/^/# /'
+kill $pi 2>/dev/null
+wait $pi 2>/dev/null
 tap_done

@@ -17,6 +17,16 @@
  *                                            in a recording), allows every
  *                                            spinner every CPU and prints
  *                                            "unpinned marker_cpu C"
+ *   uleload pi                               priority lending: an owner thread
+ *                                            spins holding a PTHREAD_PRIO_INHERIT
+ *                                            mutex; a waiter runs 0.5 ms and
+ *                                            sleeps 19.5 ms until ULE has had
+ *                                            it interactive for 3 s (at most
+ *                                            20 s), prints "waiting TID"
+ *                                            and blocks on the mutex; 5 s
+ *                                            later the owner unlocks, prints
+ *                                            "unlocked TID", spins 5 s more.
+ *                                            Prints "tids OWNER WAITER" first
  *   uleload write FILE VALUE                 writes "VALUE\n" to FILE in one
  *                                            write(); prints "ok" or the
  *                                            errno name (EINVAL, ...)
@@ -61,7 +71,7 @@ static pid_t *tids;
 #define MAX_LATE 100000
 static long *late;
 static long nr_late;
-static volatile sig_atomic_t report_late;
+static atomic_int report_late;
 
 static long now_us(void)
 {
@@ -122,7 +132,7 @@ static void print_lateness(void)
 
 static void on_usr1(int sig)
 {
-	report_late = 1;
+	atomic_store(&report_late, 1);
 }
 
 static void sleeper_loop(void)
@@ -137,10 +147,8 @@ static void sleeper_loop(void)
 		sleep_for(sleep_us);
 		if (late && nr_late < MAX_LATE)
 			late[nr_late++] = now_us() - t;
-		if (report_late) {
-			report_late = 0;
+		if (atomic_exchange(&report_late, 0))
 			print_lateness();
-		}
 		loops++;
 	}
 	atomic_fetch_add(&total_loops, loops);
@@ -263,6 +271,104 @@ static int pool(long n, long seconds)
 	return 0;
 }
 
+static pthread_mutex_t pi_mutex;
+static atomic_long pi_waiting_us;
+
+/* Is this thread on ULE's realtime (interactive) queue? */
+static int ule_interactive_now(void)
+{
+	char path[64], line[128];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/sched", gettid());
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "ule.queue", 9) && strstr(line, "realtime"))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+static void *pi_owner(void *arg)
+{
+	long waiting;
+
+	__atomic_store_n(&tids[0], gettid(), __ATOMIC_RELEASE);
+	pthread_mutex_lock(&pi_mutex);
+	atomic_fetch_add(&started, 1);
+	while (!(waiting = atomic_load(&pi_waiting_us)))
+		spin(200);
+	spin_until(waiting + 5000000);
+	pthread_mutex_unlock(&pi_mutex);
+	printf("unlocked %d\n", gettid());
+	spin_until(now_us() + 5000000);
+	return NULL;
+}
+
+static void *pi_waiter(void *arg)
+{
+	long end = now_us() + 20000000, since = 0, loops = 0;
+	int err;
+
+	__atomic_store_n(&tids[1], gettid(), __ATOMIC_RELEASE);
+	/* Until ULE has had it interactive for 3 s running (checked 5/s). */
+	while (now_us() < end) {
+		spin_until(now_us() + 500);
+		sleep_for(19500);
+		if (++loops % 10)
+			continue;
+		if (!ule_interactive_now())
+			since = 0;
+		else if (!since)
+			since = now_us();
+		else if (now_us() - since > 3000000)
+			break;
+	}
+	printf("waiting %d\n", gettid());
+	atomic_store(&pi_waiting_us, now_us());
+	err = pthread_mutex_lock(&pi_mutex);
+	if (err) {
+		printf("lock failed: %s\n", strerror(err));
+		return NULL;
+	}
+	printf("locked\n");
+	pthread_mutex_unlock(&pi_mutex);
+	return NULL;
+}
+
+/*
+ * A batch thread holds a priority-inheritance mutex that an interactive
+ * thread then waits for: ULE lends the waiter's priority to the owner.
+ */
+static int pi(void)
+{
+	pthread_mutexattr_t attr;
+	pthread_t owner, waiter;
+
+	tids = calloc(2, sizeof(*tids));
+	if (!tids || pthread_mutexattr_init(&attr) ||
+	    pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT) ||
+	    pthread_mutex_init(&pi_mutex, &attr)) {
+		fprintf(stderr, "uleload: no PI mutex\n");
+		return 1;
+	}
+	if (pthread_create(&owner, NULL, pi_owner, NULL))
+		return 1;
+	while (!atomic_load(&started))		/* the owner holds the mutex */
+		sleep_for(1000);
+	if (pthread_create(&waiter, NULL, pi_waiter, NULL))
+		return 1;
+	while (!__atomic_load_n(&tids[1], __ATOMIC_ACQUIRE))
+		sleep_for(1000);
+	printf("tids %d %d\n", tids[0], tids[1]);
+	pthread_join(owner, NULL);
+	pthread_join(waiter, NULL);
+	return 0;
+}
+
 static int write_value(const char *path, const char *value)
 {
 	char buf[256];
@@ -304,7 +410,7 @@ static int print_usage(void)
 {
 	fprintf(stderr, "usage: uleload sleeper RUN_US SLEEP_US SECONDS | spinner SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
-			"       write FILE VALUE\n");
+			"       pi | write FILE VALUE\n");
 	return 2;
 }
 
@@ -316,6 +422,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(cmd, "write") && argc == 4)
 		return write_value(argv[2], argv[3]);
+	if (!strcmp(cmd, "pi") && argc == 2)
+		return pi();
 	if (!strcmp(cmd, "spinners") && argc == 4)
 		return spinners(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "spinner") && argc == 3) {
