@@ -102,8 +102,10 @@ wait_line() {
 	return 1
 }
 
-# cpu_ns PID: time the task has run, from /proc/PID/schedstat (ns).
+# cpu_ns PID: sets ns to the time the task has run and wait_ns to the time
+# it waited on a run queue, from /proc/PID/schedstat. No command
+# substitution: a fork under TCG takes long enough to skew a window timed
+# around it.
 cpu_ns() {
-	read -r _ns _ 2>/dev/null </proc/"$1"/schedstat || _ns=0
-	echo "$_ns"
+	read -r ns wait_ns _ 2>/dev/null </proc/"$1"/schedstat || ns=0 wait_ns=0
 }

@@ -38,12 +38,15 @@ taskset -pc 0 $$ >/dev/null
 # mark PID, then measure PID: sets window (cs since the mark) and ppm (the
 # task's run time since the mark, in millionths of the window).
 mark() {
-	m_ns=$(cpu_ns "$1")
+	cpu_ns "$1"
+	m_ns=$ns m_wait=$wait_ns
 	now_cs
 	m_cs=$now
 }
 measure() {
-	_ns=$(cpu_ns "$1")
+	cpu_ns "$1"
+	_ns=$ns
+	waited_ms=$(((wait_ns - m_wait) / 1000000))
 	now_cs
 	window=$((now - m_cs))
 	[ "$window" -gt 0 ] || window=1
@@ -76,10 +79,12 @@ mark $spin
 sleep 1
 measure $spin
 alone=$ppm
-# A baseline, not a measurement of the class: under TCG this first second
-# has read 72-100 % (the last second, after the pool, reads ~100 %).
+# A baseline, not a measurement of the class. Under ULE this first second
+# reads about 87 % and the spinner waits ~150 ms on its run queue (CFS:
+# ~100 %, 3 ms): something else runs on CPU 1 then, not yet identified.
+# The last second, after the pool, reads ~100 % under both.
 if [ "$alone" -gt 500000 ]; then
-	ok "spinner alone gets $(pct "$alone") of CPU $CPU"
+	ok "spinner alone gets $(pct "$alone") of CPU $CPU (waited ${waited_ms} ms, window ${window} cs)"
 else
 	not_ok "spinner alone gets $(pct "$alone") of CPU $CPU, want > 50 %"
 fi
