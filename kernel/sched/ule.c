@@ -640,21 +640,23 @@ static void task_dead_ule(struct task_struct *p)
 	rcu_read_unlock();
 }
 
+/* The running @p now has @prio: a better queued task takes the CPU. */
+static void ule_curr_prio_changed(struct rq *rq, struct task_struct *p, unsigned int prio)
+{
+	ule_set_prio(p, prio);
+	ule_set_lowpri(rq);
+	if (ule_rq_of(rq)->lowpri < prio)
+		resched_curr(rq);
+}
+
 static void prio_changed_ule(struct rq *rq, struct task_struct *p, int oldprio)
 {
-	unsigned int prio;
-
 	if (!task_on_rq_queued(p))
 		return;
-	prio = ule_compute_prio(p);
-	if (task_current(rq, p)) {
-		ule_set_prio(p, prio);
-		ule_set_lowpri(rq);
-		if (ule_rq_of(rq)->lowpri < prio)
-			resched_curr(rq);
-		return;
-	}
-	check_preempt_curr_ule(rq, p, 0);
+	if (task_current(rq, p))
+		ule_curr_prio_changed(rq, p, ule_compute_prio(p));
+	else
+		check_preempt_curr_ule(rq, p, 0);
 }
 
 /*
@@ -672,10 +674,7 @@ void ule_pi_changed(struct rq *rq, struct task_struct *p)
 		return;
 	}
 	if (task_current(rq, p)) {
-		ule_set_prio(p, prio);
-		ule_set_lowpri(rq);
-		if (ule_rq_of(rq)->lowpri < prio)
-			resched_curr(rq);
+		ule_curr_prio_changed(rq, p, prio);
 		return;
 	}
 	ule_runq_rem(rq, p);
