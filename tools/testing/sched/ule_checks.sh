@@ -102,10 +102,12 @@ echo 1 >$T/events/ule/enable
 sleeper=$!
 "$uleload" spinner 60 >/dev/null &
 spinner=$!
-if wait_ule /proc/$sleeper/sched realtime 120 151 "$start" 300; then
+# 6 s: a host stall during its 1 ms bursts counts as the sleeper's run
+# time (CI once saw score 30 at 3 s, interactive a second later).
+if wait_ule /proc/$sleeper/sched realtime 120 151 "$start" 600; then
 	ok "sleeper interactive after $waited cs: $(ule_state)"
 else
-	not_ok "sleeper interactive within 3 s: $(ule_state)"
+	not_ok "sleeper interactive within 6 s: $(ule_state)"
 fi
 if wait_ule /proc/$spinner/sched timeshare 152 223 "$start" 300; then
 	ok "spinner batch after $waited cs: $(ule_state)"
