@@ -20,6 +20,9 @@ static const struct sched_class_choice sched_normal_choices[] = {
 #ifdef CONFIG_SCHED_ULE
 	{ "ule", &ule_sched_class },
 #endif
+#ifdef CONFIG_SCHED_BMQ
+	{ "bmq", &bmq_sched_class },
+#endif
 };
 
 /* Index set by "sched=", which is parsed before sched_init(). */
@@ -110,6 +113,9 @@ static void sched_class_switched(void)
 {
 #ifdef CONFIG_SCHED_ULE
 	ule_normal_class_changed();
+#endif
+#ifdef CONFIG_SCHED_BMQ
+	bmq_normal_class_changed();
 #endif
 }
 

@@ -169,9 +169,32 @@ static inline bool sanity_find_ule_waiters(struct sanity_walk *w, int *budget)
 }
 #endif
 
+#ifdef CONFIG_SCHED_BMQ
+/* BMQ's level lists hold every queued BMQ task, the running one too. */
+static bool sanity_find_bmq_waiters(struct sanity_walk *w, int *budget)
+{
+	struct bmq_rq *bmq = &w->rq->bmq;
+	struct task_struct *p;
+	unsigned long level;
+
+	for_each_set_bit(level, &bmq->bitmap, BMQ_LEVELS) {
+		list_for_each_entry(p, &bmq->queue[level], bmq.run_list) {
+			if (sanity_movable(w, p) || !--*budget)
+				return true;
+		}
+	}
+	return false;
+}
+#else
+static inline bool sanity_find_bmq_waiters(struct sanity_walk *w, int *budget)
+{
+	return false;
+}
+#endif
+
 /*
  * Find waiting tasks on @w->rq that may run on a CPU of @w->idle. Each class
- * keeps its queued tasks its own way; the fair class and ULE list all of
+ * keeps its queued tasks its own way; the fair class, ULE and BMQ list all of
  * them, RT and deadline list those that can move ("pushable"). Caller holds
  * the runqueue lock.
  */
@@ -187,6 +210,8 @@ static void sanity_find_waiters(struct sanity_walk *w)
 			return;
 	}
 	if (sanity_find_ule_waiters(w, &budget))
+		return;
+	if (sanity_find_bmq_waiters(w, &budget))
 		return;
 	plist_for_each_entry(p, &rq->rt.pushable_tasks, pushable_tasks) {
 		if (sanity_movable(w, p) || !--budget)

@@ -22,6 +22,8 @@ enum sched_ev_kind {
 	SCHED_EV_ULE_STEAL		= 17,	/* ULE idle steal, per domain */
 	SCHED_EV_ULE_BALANCE		= 18,	/* ULE balancer's donor search */
 	SCHED_EV_BMQ_FIRST		= 32,	/* 32-47: the BMQ class */
+	SCHED_EV_BMQ_SELECT		= 32,	/* BMQ wakeup placement */
+	SCHED_EV_BMQ_PULL		= 33,	/* BMQ idle pull's sources */
 };
 
 /* Why set_task_cpu() moved a task. Values are part of the ABI. */

@@ -42,6 +42,8 @@ KIND_NAMES = {
     16: "ule_pickcpu",
     17: "ule_steal",
     18: "ule_balance",
+    32: "bmq_select",
+    33: "bmq_pull",
 }
 
 REASON_NAMES = {

@@ -1,0 +1,909 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BMQ: Alfred Chen's BitMap Queue scheduler (Project C) as a Linux
+ * scheduling class for SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE tasks,
+ * selected with CONFIG_SCHED_DEFAULT_BMQ or "sched=bmq".
+ * Documentation/scheduler/bmq.rst describes the design and lists where it
+ * differs from Project C, which replaces the whole core scheduler.
+ *
+ * Per CPU, a bitmap of 27 levels with a FIFO per level; the running task
+ * stays listed and the first task of the best level runs. A task's level
+ * is its priority plus a boost that improves when it sleeps after a short
+ * run or for long, and worsens each time it uses up a 4 ms slice. No
+ * fairness, no load tracking: wakeups go to an idle core, an idle CPU or
+ * a CPU running worse BMQ work, closest to where the task last ran, and a
+ * CPU with nothing to run pulls waiting tasks from its neighbours.
+ *
+ * Built as part of build_policy.c.
+ */
+
+/* Slice length in ns: "sched_timeslice=2" halves it. */
+static u64 bmq_slice_ns __read_mostly = (u64)BMQ_SLICE_DEFAULT_MS << BMQ_SLICE_SHIFT;
+
+/* kernel.sched_bmq_yield_type: 0 no-op, 1 worst boost and requeue, 2 skip once. */
+static int sysctl_sched_bmq_yield_type = 1;
+
+/* Entity flags. */
+#define BMQ_F_LISTED	0x01	/* on a level list of its CPU */
+#define BMQ_F_SLEPT	0x02	/* dequeued to sleep while running */
+#define BMQ_F_HEAD	0x04	/* was first of its level when saved */
+
+static int __init bmq_setup_timeslice(char *str)
+{
+	unsigned int ms;
+
+	if (bmq_parse_timeslice(str, &ms)) {
+		pr_warn("sched: sched_timeslice=%s: want 2 or 4 (ms), keeping %d\n",
+			str ?: "", BMQ_SLICE_DEFAULT_MS);
+		return 0;
+	}
+	bmq_slice_ns = (u64)ms << BMQ_SLICE_SHIFT;
+	return 0;
+}
+early_param("sched_timeslice", bmq_setup_timeslice);
+
+static inline bool bmq_task(struct task_struct *p)
+{
+	return p->sched_class == &bmq_sched_class;
+}
+
+static inline unsigned int bmq_task_level(struct task_struct *p)
+{
+	return bmq_level(p->prio, p->bmq.boost);
+}
+
+static void bmq_boost(struct task_struct *p)
+{
+	p->bmq.boost = bmq_boosted(p->bmq.boost, p->policy);
+}
+
+/* The best non-empty level: the next pick, and the CPU's watermark. */
+static void bmq_update_prio(struct bmq_rq *bmq)
+{
+	unsigned long first = bmq->bitmap ? __ffs(bmq->bitmap) : BMQ_LEVELS;
+
+	WRITE_ONCE(bmq->prio, first);
+}
+
+static void bmq_list_add(struct rq *rq, struct task_struct *p, bool head)
+{
+	struct bmq_rq *bmq = &rq->bmq;
+	unsigned int level = bmq_task_level(p);
+
+	p->bmq.level = level;
+	if (head)
+		list_add(&p->bmq.run_list, &bmq->queue[level]);
+	else
+		list_add_tail(&p->bmq.run_list, &bmq->queue[level]);
+	__set_bit(level, &bmq->bitmap);
+	p->bmq.flags |= BMQ_F_LISTED;
+	bmq_update_prio(bmq);
+}
+
+static void bmq_list_del(struct rq *rq, struct task_struct *p)
+{
+	struct bmq_rq *bmq = &rq->bmq;
+
+	list_del_init(&p->bmq.run_list);
+	if (list_empty(&bmq->queue[p->bmq.level]))
+		__clear_bit(p->bmq.level, &bmq->bitmap);
+	p->bmq.flags &= ~BMQ_F_LISTED;
+	bmq_update_prio(bmq);
+}
+
+/* Back at the tail of its (possibly new) level. */
+static void bmq_requeue(struct rq *rq, struct task_struct *p)
+{
+	bmq_list_del(rq, p);
+	bmq_list_add(rq, p, false);
+}
+
+static inline bool bmq_first_of_level(struct rq *rq, struct task_struct *p)
+{
+	return rq->bmq.queue[p->bmq.level].next == &p->bmq.run_list;
+}
+
+#ifdef CONFIG_SMP
+/* CPUs with two or more BMQ tasks: where an idle CPU may pull from. */
+static struct cpumask bmq_pending_mask;
+/* CPUs whose last pick found nothing; confirmed with available_idle_cpu(). */
+static struct cpumask bmq_idle_hint;
+
+static void bmq_kick_idle(struct rq *rq);
+static void bmq_kick_smt(struct rq *rq);
+
+static inline void bmq_set_pending(struct rq *rq)
+{
+	if (rq->bmq.nr >= 2) {
+		if (!cpumask_test_cpu(cpu_of(rq), &bmq_pending_mask))
+			cpumask_set_cpu(cpu_of(rq), &bmq_pending_mask);
+	} else if (cpumask_test_cpu(cpu_of(rq), &bmq_pending_mask)) {
+		cpumask_clear_cpu(cpu_of(rq), &bmq_pending_mask);
+	}
+}
+
+static inline void bmq_mark_idle(struct rq *rq, bool idle)
+{
+	if (cpumask_test_cpu(cpu_of(rq), &bmq_idle_hint) == idle)
+		return;
+	if (idle)
+		cpumask_set_cpu(cpu_of(rq), &bmq_idle_hint);
+	else
+		cpumask_clear_cpu(cpu_of(rq), &bmq_idle_hint);
+}
+
+/* BMQ's utilisation is part of cpu_util_cfs(); tell schedutil it moved. */
+static inline void bmq_update_util(struct rq *rq, int running)
+{
+	if (update_bmq_rq_load_avg(rq_clock_pelt(rq), rq, running))
+		cpufreq_update_util(rq, 0);
+}
+#else
+static inline void bmq_set_pending(struct rq *rq) { }
+static inline void bmq_mark_idle(struct rq *rq, bool idle) { }
+static inline void bmq_update_util(struct rq *rq, int running) { }
+static inline void bmq_kick_idle(struct rq *rq) { }
+static inline void bmq_kick_smt(struct rq *rq) { }
+#endif
+
+#ifdef CONFIG_SCHED_HRTICK
+/* Expire the slice on time rather than at the next tick. */
+static void bmq_hrtick_start(struct rq *rq, struct task_struct *p)
+{
+	if (hrtick_enabled(rq))
+		hrtick_start(rq, max_t(s64, p->bmq.slice, BMQ_RESCHED_NS));
+}
+
+/*
+ * The core clears the hrtick only for CFS and deadline's features: stop
+ * ours so that it does not fire into the next task's class.
+ */
+static void bmq_hrtick_cancel(struct rq *rq)
+{
+	if (hrtimer_active(&rq->hrtick_timer))
+		hrtimer_try_to_cancel(&rq->hrtick_timer);
+}
+#else
+static inline void bmq_hrtick_start(struct rq *rq, struct task_struct *p) { }
+static inline void bmq_hrtick_cancel(struct rq *rq) { }
+#endif
+
+/* Charge the running task's time to it and to its slice. */
+static void update_curr_bmq(struct rq *rq)
+{
+	struct task_struct *curr = rq->curr;
+	u64 now, delta;
+
+	if (!bmq_task(curr))
+		return;
+	now = rq_clock_task(rq);
+	delta = now - curr->se.exec_start;
+	if (unlikely((s64)delta <= 0))
+		return;
+	schedstat_set(curr->stats.exec_max, max(curr->stats.exec_max, delta));
+	trace_sched_stat_runtime(curr, delta, 0);
+	update_current_exec_runtime(curr, now, delta);
+	curr->bmq.slice -= delta;
+}
+
+static void enqueue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
+{
+	struct sched_bmq_entity *be = &p->bmq;
+	bool head = false;
+
+	if ((flags & ENQUEUE_WAKEUP) && be->sleep_start) {
+		/* A sleep longer than a slice earns a boost. */
+		if ((s64)(rq_clock(rq) - be->sleep_start) > (s64)bmq_slice_ns)
+			bmq_boost(p);
+		be->sleep_start = 0;
+	}
+	/* A saved task goes back where it was: the head, if it ran first. */
+	if ((flags & ENQUEUE_RESTORE) && (be->flags & BMQ_F_HEAD))
+		head = true;
+	be->flags &= ~BMQ_F_HEAD;
+	bmq_list_add(rq, p, head);
+	rq->bmq.nr++;
+	add_nr_running(rq, 1);
+	bmq_set_pending(rq);
+	if (p->in_iowait)
+		cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT);
+}
+
+static void dequeue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
+{
+	struct sched_bmq_entity *be = &p->bmq;
+	bool curr = task_current(rq, p);
+
+	if (curr)
+		update_curr_bmq(rq);
+	if ((flags & DEQUEUE_SLEEP) && curr) {
+		/* Ran only briefly before sleeping: an interactive task. */
+		if (rq_clock(rq) - be->run_start < bmq_boost_threshold(bmq_slice_ns, be->boost))
+			bmq_boost(p);
+		be->flags |= BMQ_F_SLEPT;
+	}
+	if (flags & DEQUEUE_SLEEP)
+		be->sleep_start = rq_clock(rq) ?: 1;
+	if ((flags & DEQUEUE_SAVE) && bmq_first_of_level(rq, p))
+		be->flags |= BMQ_F_HEAD;
+	if (rq->bmq.skip == p)
+		rq->bmq.skip = NULL;
+	bmq_list_del(rq, p);
+	rq->bmq.nr--;
+	sub_nr_running(rq, 1);
+	bmq_set_pending(rq);
+}
+
+static void yield_task_bmq(struct rq *rq)
+{
+	struct task_struct *curr = rq->curr;
+
+	switch (READ_ONCE(sysctl_sched_bmq_yield_type)) {
+	case 1:
+		/* Worst boost, behind every task of its new level. */
+		curr->bmq.boost = BMQ_MAX_ADJ;
+		bmq_requeue(rq, curr);
+		break;
+	case 2:
+		if (rq->bmq.nr > 1)
+			rq->bmq.skip = curr;
+		break;
+	}
+}
+
+/* Only a strictly better level preempts; equals wait their turn. */
+static void check_preempt_curr_bmq(struct rq *rq, struct task_struct *p, int flags)
+{
+	if (!bmq_task(rq->curr))
+		return;
+	if (p->bmq.level < rq->curr->bmq.level)
+		resched_curr(rq);
+}
+
+static void set_next_task_bmq(struct rq *rq, struct task_struct *p, bool first)
+{
+	p->se.exec_start = rq_clock_task(rq);
+	if (first) {
+		p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
+		p->bmq.run_start = rq_clock(rq);
+	}
+	bmq_mark_idle(rq, false);
+	bmq_hrtick_start(rq, p);
+	if (rq->curr->sched_class != &bmq_sched_class)
+		bmq_update_util(rq, 0);
+}
+
+static struct task_struct *pick_next_task_bmq(struct rq *rq)
+{
+	struct bmq_rq *bmq = &rq->bmq;
+	struct task_struct *skip = bmq->skip, *p;
+	unsigned long level;
+
+	bmq->skip = NULL;
+	for_each_set_bit(level, &bmq->bitmap, BMQ_LEVELS) {
+		list_for_each_entry(p, &bmq->queue[level], bmq.run_list) {
+			if (p == skip)
+				continue;
+			set_next_task_bmq(rq, p, true);
+			return p;
+		}
+	}
+	if (skip) {
+		set_next_task_bmq(rq, skip, true);
+		return skip;
+	}
+	bmq_mark_idle(rq, true);
+	return NULL;
+}
+
+/* A slice ran out: a fresh one, and worse boost if it stays queued. */
+static void bmq_expire(struct rq *rq, struct task_struct *p)
+{
+	p->bmq.slice = bmq_slice_ns;
+	if (p->bmq.flags & BMQ_F_LISTED) {
+		p->bmq.boost = bmq_deboosted(p->bmq.boost);
+		bmq_requeue(rq, p);
+	}
+}
+
+static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
+{
+	update_curr_bmq(rq);
+	bmq_update_util(rq, 1);
+	bmq_hrtick_cancel(rq);
+	/* A task saved out for a change is neither expired nor requeued. */
+	if (((p->bmq.flags & BMQ_F_LISTED) || (p->bmq.flags & BMQ_F_SLEPT)) &&
+	    p->bmq.slice < BMQ_RESCHED_NS)
+		bmq_expire(rq, p);
+	p->bmq.flags &= ~BMQ_F_SLEPT;
+}
+
+/* Tick, and the hrtick with @queued set. The expiry itself is in put_prev. */
+static void task_tick_bmq(struct rq *rq, struct task_struct *p, int queued)
+{
+	update_curr_bmq(rq);
+	bmq_update_util(rq, 1);
+	if (p->bmq.slice < BMQ_RESCHED_NS)
+		resched_curr(rq);
+	else if (queued)
+		bmq_hrtick_start(rq, p);
+	if (!queued) {
+		bmq_kick_idle(rq);
+		bmq_kick_smt(rq);
+	}
+}
+
+/*
+ * Fork: the child starts at the worst boost and with half the parent's
+ * remaining slice, so forking does not buy CPU time.
+ */
+static void task_fork_bmq(struct task_struct *p)
+{
+	struct task_struct *parent = current;
+	struct rq_flags rf;
+	struct rq *rq;
+
+	p->bmq.boost = BMQ_MAX_ADJ;
+	p->bmq.slice = bmq_slice_ns;
+	rq = this_rq();
+	rq_lock(rq, &rf);
+	update_rq_clock(rq);
+	if (bmq_task(parent)) {
+		update_curr_bmq(rq);
+		if (bmq_fork_split(&parent->bmq.slice, &p->bmq.slice, bmq_slice_ns))
+			resched_curr(rq);
+		else
+			bmq_hrtick_start(rq, parent);
+	}
+	rq_unlock(rq, &rf);
+}
+
+/* Nice or PI changed p->prio: move it to its new level. */
+static void prio_changed_bmq(struct rq *rq, struct task_struct *p, int oldprio)
+{
+	if (!task_on_rq_queued(p))
+		return;
+	if (task_current(rq, p)) {
+		if (rq->bmq.prio < p->bmq.level)
+			resched_curr(rq);
+	} else {
+		check_preempt_curr_bmq(rq, p, 0);
+	}
+}
+
+static void switched_to_bmq(struct rq *rq, struct task_struct *p)
+{
+	if (p->bmq.slice < BMQ_RESCHED_NS)
+		p->bmq.slice = bmq_slice_ns;
+	if (!task_on_rq_queued(p) || task_current(rq, p))
+		return;
+	if (!bmq_task(rq->curr))
+		resched_curr(rq);
+	else
+		check_preempt_curr_bmq(rq, p, 0);
+}
+
+static void switched_from_bmq(struct rq *rq, struct task_struct *p)
+{
+	p->bmq.flags &= ~BMQ_F_HEAD;
+	if (task_current(rq, p))
+		bmq_hrtick_cancel(rq);
+}
+
+static unsigned int get_rr_interval_bmq(struct rq *rq, struct task_struct *task)
+{
+	return nsecs_to_jiffies(bmq_slice_ns);
+}
+
+#ifdef CONFIG_SMP
+static void bmq_pull_ipi(void *info);
+static int bmq_active_balance_stop(void *data);
+#endif
+
+void init_bmq_rq(struct bmq_rq *bmq)
+{
+	int i;
+
+	for (i = 0; i < BMQ_LEVELS; i++)
+		INIT_LIST_HEAD(&bmq->queue[i]);
+	bmq->bitmap = 0;
+	bmq->prio = BMQ_LEVELS;
+#ifdef CONFIG_SMP
+	INIT_CSD(&bmq->pull_csd, bmq_pull_ipi, container_of(bmq, struct rq, bmq));
+#endif
+}
+
+/* A new task (from __sched_fork()): a full slice at the worst boost. */
+void bmq_init_task(struct task_struct *p)
+{
+	INIT_LIST_HEAD(&p->bmq.run_list);
+	p->bmq.slice = bmq_slice_ns;
+	p->bmq.boost = BMQ_MAX_ADJ;
+	p->bmq.sleep_start = 0;
+	p->bmq.flags = 0;
+}
+
+#ifdef CONFIG_SMP
+/* Per-CPU scratch masks for placement, which runs with interrupts off. */
+static DEFINE_PER_CPU(struct cpumask, bmq_idle_cpus);
+static DEFINE_PER_CPU(struct cpumask, bmq_cand_cpus);
+
+static bool bmq_idle_cpu(int cpu)
+{
+	sched_ev_seen_cpu(cpu);
+	if (available_idle_cpu(cpu))
+		return true;
+	return false;
+}
+
+/* Every SMT sibling of @cpu (itself included) is idle. */
+static bool bmq_idle_core(int cpu)
+{
+#ifdef CONFIG_SCHED_SMT
+	int sibling;
+
+	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
+		if (!available_idle_cpu(sibling))
+			return false;
+	}
+#endif
+	return true;
+}
+
+/*
+ * The CPU of @mask closest to @prev: @prev itself, then the first CPU of
+ * each wider sched domain of @prev, then the first of @mask.
+ */
+static int bmq_closest(int prev, const struct cpumask *mask)
+{
+	struct sched_domain *sd;
+	int cpu;
+
+	if (cpumask_test_cpu(prev, mask))
+		return prev;
+	for_each_domain(prev, sd) {
+		cpu = cpumask_first_and(sched_domain_span(sd), mask);
+		if (cpu < nr_cpu_ids)
+			return cpu;
+	}
+	return cpumask_first(mask);
+}
+
+/* @cpu runs a BMQ task of a worse level than @level, or nothing of ours. */
+static bool bmq_preemptible(int cpu, unsigned int level)
+{
+	struct rq *rq = cpu_rq(cpu);
+	struct task_struct *curr = READ_ONCE(rq->curr);
+
+	sched_ev_seen_cpu(cpu);
+	if (READ_ONCE(rq->rt.rt_nr_running) || READ_ONCE(rq->dl.dl_nr_running))
+		return false;
+	if (curr->sched_class != &bmq_sched_class && curr != rq->idle)
+		return false;
+	return READ_ONCE(rq->bmq.prio) > level;
+}
+
+/*
+ * Project C's select_task_rq(): an idle core, else an idle CPU, else a
+ * CPU running worse BMQ work (searched within the last-level cache of
+ * @prev, to bound the cost), else @prev or the closest allowed CPU.
+ */
+static int bmq_select_cpu(struct task_struct *p, int prev)
+{
+	struct cpumask *idle = this_cpu_ptr(&bmq_idle_cpus);
+	struct cpumask *cand = this_cpu_ptr(&bmq_cand_cpus);
+	unsigned int level = bmq_task_level(p);
+	struct sched_domain *sd;
+	int cpu;
+
+	cpumask_and(cand, p->cpus_ptr, cpu_active_mask);
+	if (cpumask_empty(cand))
+		return prev;
+	cpumask_clear(idle);
+	for_each_cpu_and(cpu, cand, &bmq_idle_hint) {
+		if (bmq_idle_cpu(cpu))
+			__cpumask_set_cpu(cpu, idle);
+	}
+	if (!cpumask_empty(idle)) {
+		if (sched_smt_active()) {
+			cpumask_clear(cand);
+			for_each_cpu(cpu, idle) {
+				if (bmq_idle_core(cpu))
+					__cpumask_set_cpu(cpu, cand);
+			}
+			if (!cpumask_empty(cand))
+				return bmq_closest(prev, cand);
+		}
+		return bmq_closest(prev, idle);
+	}
+	if (cpumask_test_cpu(prev, cand) && bmq_preemptible(prev, level))
+		return prev;
+	sd = rcu_dereference(per_cpu(sd_llc, prev));
+	if (sd) {
+		for_each_cpu_and(cpu, sched_domain_span(sd), cand) {
+			if (cpu != prev && bmq_preemptible(cpu, level))
+				return cpu;
+		}
+	}
+	return bmq_closest(prev, cand);
+}
+
+static int select_task_rq_bmq(struct task_struct *p, int prev, int wake_flags)
+{
+	int cpu;
+
+	rcu_read_lock();
+	cpu = sched_ev_search(SCHED_EV_BMQ_SELECT, p->pid, bmq_select_cpu(p, prev));
+	rcu_read_unlock();
+	return cpu;
+}
+
+static bool bmq_may_pull(struct rq *src, struct task_struct *p, int cpu)
+{
+	return !is_migration_disabled(p) && cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+/*
+ * Take up to half of @src's tasks (at most sysctl_sched_nr_migrate),
+ * best levels first, onto @dst. Both locked, clocks updated.
+ */
+static int bmq_pull_from(struct rq *src, struct rq *dst)
+{
+	int budget = min_t(int, src->bmq.nr / 2, sysctl_sched_nr_migrate);
+	struct task_struct *p, *n;
+	unsigned long level;
+	int moved = 0;
+
+	for_each_set_bit(level, &src->bmq.bitmap, BMQ_LEVELS) {
+		list_for_each_entry_safe(p, n, &src->bmq.queue[level], bmq.run_list) {
+			/* The running task is listed but costs no try. */
+			if (task_on_cpu(src, p))
+				continue;
+			if (budget-- <= 0)
+				return moved;
+			if (!bmq_may_pull(src, p, cpu_of(dst)))
+				continue;
+			deactivate_task(src, p, 0);
+			set_task_cpu_reason(p, cpu_of(dst), SCHED_MIGRATE_IDLE_BALANCE);
+			activate_task(dst, p, 0);
+			moved++;
+		}
+	}
+	return moved;
+}
+
+/*
+ * An idle CPU pulls from a CPU with waiting tasks, nearest first, and
+ * stops at the first that gave any (returned, or -1; *@moved tasks).
+ * @this_rq is locked and unpinned; double_lock_balance() may drop its
+ * lock, so everything is rechecked under both.
+ */
+static int bmq_idle_pull(struct rq *this_rq, int *moved)
+{
+	int this_cpu = cpu_of(this_rq), cpu;
+	struct sched_domain *sd;
+
+	*moved = 0;
+	if (!cpu_active(this_cpu) || cpumask_empty(&bmq_pending_mask))
+		return -1;
+	rcu_read_lock();
+	for_each_domain(this_cpu, sd) {
+		for_each_cpu_and(cpu, sched_domain_span(sd), &bmq_pending_mask) {
+			struct rq *src = cpu_rq(cpu);
+
+			sched_ev_seen_cpu(cpu);
+			if (cpu == this_cpu || READ_ONCE(src->bmq.nr) < 2)
+				continue;
+			double_lock_balance(this_rq, src);
+			if (!this_rq->bmq.nr && src->bmq.nr >= 2) {
+				update_rq_clock(src);
+				*moved = bmq_pull_from(src, this_rq);
+			}
+			double_unlock_balance(this_rq, src);
+			if (*moved)
+				goto out;
+			if (this_rq->bmq.nr) {
+				cpu = -1;
+				goto out;
+			}
+		}
+	}
+	cpu = -1;
+out:
+	rcu_read_unlock();
+	return cpu;
+}
+
+/* Tasks pulled onto @this_rq; the search is a cpus_considered event. */
+static int bmq_pull(struct rq *this_rq)
+{
+	int moved;
+
+	sched_ev_search(SCHED_EV_BMQ_PULL, cpu_of(this_rq), bmq_idle_pull(this_rq, &moved));
+	return moved;
+}
+
+/*
+ * SMT active balance: @this_rq's core is idle while a core in its LLC has
+ * every sibling busy with one BMQ task each; the stopper of one of them
+ * moves its task here. Called with no rq lock held.
+ */
+static void bmq_smt_balance(struct rq *this_rq)
+{
+	int this_cpu = cpu_of(this_rq), cpu;
+	struct sched_domain *sd;
+	struct rq_flags rf;
+	struct rq *src;
+
+	if (!sched_smt_active() || !bmq_idle_core(this_cpu))
+		return;
+	rcu_read_lock();
+	sd = rcu_dereference(per_cpu(sd_llc, this_cpu));
+	if (!sd)
+		goto out;
+	for_each_cpu(cpu, sched_domain_span(sd)) {
+		struct task_struct *p;
+		int sibling;
+		bool busy = true;
+
+		if (cpumask_test_cpu(cpu, cpu_smt_mask(this_cpu)))
+			continue;
+		for_each_cpu(sibling, cpu_smt_mask(cpu)) {
+			if (READ_ONCE(cpu_rq(sibling)->bmq.nr) != 1 || available_idle_cpu(sibling))
+				busy = false;
+		}
+		if (!busy || cpumask_weight(cpu_smt_mask(cpu)) < 2)
+			continue;
+		src = cpu_rq(cpu);
+		rq_lock_irqsave(src, &rf);
+		p = src->curr;
+		if (bmq_task(p) && src->bmq.nr == 1 && !src->bmq.active_balance &&
+		    !is_migration_disabled(p) && cpumask_test_cpu(this_cpu, p->cpus_ptr)) {
+			src->bmq.active_balance = 1;
+			src->bmq.active_dst = this_cpu;
+			get_task_struct(p);
+			src->bmq.active_task = p;
+			rq_unlock_irqrestore(src, &rf);
+			/* Never wake a stopper under an rq lock. */
+			if (!stop_one_cpu_nowait(cpu, bmq_active_balance_stop, src,
+						 &src->bmq.active_work)) {
+				WRITE_ONCE(src->bmq.active_balance, 0);
+				put_task_struct(p);
+			}
+			goto out;
+		}
+		rq_unlock_irqrestore(src, &rf);
+	}
+out:
+	rcu_read_unlock();
+}
+
+/* On the busy CPU's stopper: move the recorded task if nothing changed. */
+static int bmq_active_balance_stop(void *data)
+{
+	struct rq *src = data, *dst;
+	struct task_struct *p;
+	struct rq_flags rf;
+	int dst_cpu;
+
+	raw_spin_rq_lock_irq(src);
+	p = src->bmq.active_task;
+	dst_cpu = src->bmq.active_dst;
+	src->bmq.active_task = NULL;
+	dst = cpu_rq(dst_cpu);
+	if (task_rq(p) != src || !task_on_rq_queued(p) || !bmq_task(p) ||
+	    is_migration_disabled(p) || !cpumask_test_cpu(dst_cpu, p->cpus_ptr) ||
+	    !cpu_active(dst_cpu) || !available_idle_cpu(dst_cpu)) {
+		src->bmq.active_balance = 0;
+		raw_spin_rq_unlock_irq(src);
+		put_task_struct(p);
+		return 0;
+	}
+	update_rq_clock(src);
+	deactivate_task(src, p, 0);
+	set_task_cpu_reason(p, dst_cpu, SCHED_MIGRATE_ACTIVE_BALANCE);
+	src->bmq.active_balance = 0;
+	raw_spin_rq_unlock(src);
+
+	rq_lock(dst, &rf);
+	update_rq_clock(dst);
+	activate_task(dst, p, 0);
+	check_preempt_curr(dst, p, 0);
+	rq_unlock(dst, &rf);
+	local_irq_enable();
+	put_task_struct(p);
+	return 0;
+}
+
+/*
+ * A CPU whose tick finds waiting tasks wakes as many idle CPUs nearby;
+ * each pulls for itself. Project C pulls only in __schedule(), which a
+ * tickless idle Linux CPU does not pass through until woken.
+ */
+static void bmq_pull_ipi(void *info)
+{
+	struct rq *rq = info;
+	struct rq_flags rf;
+	bool pulled = false;
+
+	atomic_set(&rq->bmq.pull_kicked, 0);
+	rq_lock(rq, &rf);
+	if (!rq->bmq.nr && rq->curr == rq->idle) {
+		update_rq_clock(rq);
+		rq_unpin_lock(rq, &rf);
+		pulled = bmq_pull(rq) > 0;
+		if (pulled)
+			resched_curr(rq);
+		rq_repin_lock(rq, &rf);
+	}
+	rq_unlock(rq, &rf);
+	if (!pulled)
+		bmq_smt_balance(rq);
+}
+
+static void bmq_kick_cpu(int cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+
+	if (!atomic_xchg(&rq->bmq.pull_kicked, 1))
+		smp_call_function_single_async(cpu, &rq->bmq.pull_csd);
+}
+
+static void bmq_kick_idle(struct rq *rq)
+{
+	int this_cpu = cpu_of(rq), budget = rq->bmq.nr - 1, cpu;
+	struct sched_domain *sd;
+
+	if (budget <= 0 || cpumask_empty(&bmq_idle_hint))
+		return;
+	rcu_read_lock();
+	for_each_domain(this_cpu, sd) {
+		for_each_cpu_and(cpu, sched_domain_span(sd), &bmq_idle_hint) {
+			if (cpu == this_cpu || !cpu_active(cpu) || !available_idle_cpu(cpu))
+				continue;
+			bmq_kick_cpu(cpu);
+			if (--budget <= 0)
+				goto out;
+		}
+	}
+out:
+	rcu_read_unlock();
+}
+
+/*
+ * A CPU running one task beside a busy sibling, while a whole core in
+ * its LLC idles: wake that core to take one of the two over.
+ */
+static void bmq_kick_smt(struct rq *rq)
+{
+	int this_cpu = cpu_of(rq), sibling, cpu;
+	struct sched_domain *sd;
+
+	if (!sched_smt_active() || rq->bmq.nr != 1 || cpumask_empty(&bmq_idle_hint))
+		return;
+	for_each_cpu(sibling, cpu_smt_mask(this_cpu)) {
+		if (READ_ONCE(cpu_rq(sibling)->bmq.nr) != 1)
+			return;
+	}
+	if (cpumask_weight(cpu_smt_mask(this_cpu)) < 2)
+		return;
+	rcu_read_lock();
+	sd = rcu_dereference(per_cpu(sd_llc, this_cpu));
+	if (sd) {
+		for_each_cpu_and(cpu, sched_domain_span(sd), &bmq_idle_hint) {
+			if (!cpu_active(cpu) || !bmq_idle_core(cpu))
+				continue;
+			bmq_kick_cpu(cpu);
+			break;
+		}
+	}
+	rcu_read_unlock();
+}
+
+static int balance_bmq(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
+{
+	if (!rq->bmq.nr) {
+		rq_unpin_lock(rq, rf);
+		bmq_pull(rq);
+		rq_repin_lock(rq, rf);
+	}
+	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq) ||
+		rq->bmq.nr;
+}
+
+static void rq_online_bmq(struct rq *rq)
+{
+	if (!rq->bmq.nr && sched_normal_class == &bmq_sched_class)
+		cpumask_set_cpu(cpu_of(rq), &bmq_idle_hint);
+}
+
+static void rq_offline_bmq(struct rq *rq)
+{
+	cpumask_clear_cpu(cpu_of(rq), &bmq_pending_mask);
+	cpumask_clear_cpu(cpu_of(rq), &bmq_idle_hint);
+}
+#endif /* CONFIG_SMP */
+
+DEFINE_SCHED_CLASS(bmq) = {
+	.enqueue_task		= enqueue_task_bmq,
+	.dequeue_task		= dequeue_task_bmq,
+	.yield_task		= yield_task_bmq,
+	.check_preempt_curr	= check_preempt_curr_bmq,
+	.pick_next_task		= pick_next_task_bmq,
+	.put_prev_task		= put_prev_task_bmq,
+	.set_next_task		= set_next_task_bmq,
+#ifdef CONFIG_SMP
+	.balance		= balance_bmq,
+	.select_task_rq		= select_task_rq_bmq,
+	.set_cpus_allowed	= set_cpus_allowed_common,
+	.rq_online		= rq_online_bmq,
+	.rq_offline		= rq_offline_bmq,
+#endif
+	.task_tick		= task_tick_bmq,
+	.task_fork		= task_fork_bmq,
+	.prio_changed		= prio_changed_bmq,
+	.switched_from		= switched_from_bmq,
+	.switched_to		= switched_to_bmq,
+	.get_rr_interval	= get_rr_interval_bmq,
+	.update_curr		= update_curr_bmq,
+};
+
+/* BMQ lines of /proc/<pid>/sched. */
+void bmq_proc_show_task(struct task_struct *p, struct seq_file *m)
+{
+	struct sched_bmq_entity *be = &p->bmq;
+
+	seq_printf(m, "%-45s:%21d\n", "bmq.boost", be->boost);
+	seq_printf(m, "%-45s:%21u\n", "bmq.level", bmq_task_level(p));
+	seq_printf(m, "%-45s:%21u\n", "bmq.static_level", bmq_level(p->static_prio, 0));
+	seq_printf(m, "%-45s:%21lld\n", "bmq.slice_us", div_s64(be->slice, NSEC_PER_USEC));
+	seq_printf(m, "%-45s:%21s\n", "bmq.queued", (be->flags & BMQ_F_LISTED) ? "yes" : "no");
+}
+
+static int bmq_yield_type_max = 2;
+
+static struct ctl_table bmq_sysctls[] = {
+	{
+		.procname	= "sched_bmq_yield_type",
+		.data		= &sysctl_sched_bmq_yield_type,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &bmq_yield_type_max,
+	},
+	{}
+};
+
+/*
+ * From boot or a switch through kernel.sched_class (serialised by its
+ * caller): CPUs that idled under another class never passed BMQ's pick,
+ * so mark those with nothing queued for placement and the tick's kick.
+ */
+void bmq_normal_class_changed(void)
+{
+#ifdef CONFIG_SMP
+	int cpu;
+
+	if (sched_normal_class != &bmq_sched_class) {
+		cpumask_clear(&bmq_idle_hint);
+		return;
+	}
+	for_each_online_cpu(cpu) {
+		if (!READ_ONCE(cpu_rq(cpu)->bmq.nr))
+			cpumask_set_cpu(cpu, &bmq_idle_hint);
+	}
+#endif
+}
+
+static int __init bmq_late_init(void)
+{
+	register_sysctl_init("kernel", bmq_sysctls);
+	bmq_normal_class_changed();
+	return 0;
+}
+late_initcall(bmq_late_init);
+
+#ifdef CONFIG_SCHED_BMQ_KUNIT_TEST
+#include "bmq_test.c"
+#endif

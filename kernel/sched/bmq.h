@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * BMQ scheduling class: its constants and the pure arithmetic of levels,
+ * boosts and slices, kept apart from the class so that KUnit can test
+ * them on plain numbers. Documentation/scheduler/bmq.rst.
+ */
+#ifndef _KERNEL_SCHED_BMQ_H
+#define _KERNEL_SCHED_BMQ_H
+
+#include <linux/atomic.h>
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/stop_machine.h>
+#include <linux/types.h>
+
+/* Boost range: -7 .. +7 levels of half a nice step each. */
+#define BMQ_MAX_ADJ		7
+/* (39 nice steps + 14 boost steps) / 2 + 1 levels: 0 (best) .. 26. */
+#define BMQ_LEVELS		((NICE_WIDTH - 1 + 2 * BMQ_MAX_ADJ) / 2 + 1)
+/* Less than this left of a slice counts as an expired slice. */
+#define BMQ_RESCHED_NS		(100 << 10)
+/* Project C's slices: 4 ms (4 << 20 ns) by default, or 2 ms. */
+#define BMQ_SLICE_DEFAULT_MS	4
+#define BMQ_SLICE_SHIFT		20
+
+struct bmq_rq {
+	/* One bit per non-empty level, and a FIFO per level. */
+	unsigned long		bitmap;
+	struct list_head	queue[BMQ_LEVELS];
+	/* BMQ tasks queued here, the running one included. */
+	unsigned int		nr;
+	/* Best level here, running task included; BMQ_LEVELS when none. */
+	u8			prio;
+	/* Yield type 2: the task the next pick passes over once. */
+	struct task_struct	*skip;
+#ifdef CONFIG_SMP
+	/* Utilisation of BMQ tasks for schedutil (PELT, like avg_rt). */
+	struct sched_avg	avg;
+	/* Wakes this CPU, when idle, to pull work; one sender at a time. */
+	call_single_data_t	pull_csd;
+	atomic_t		pull_kicked;
+	/* SMT active balance: the stopper moves @active_task off this CPU. */
+	int			active_balance;
+	int			active_dst;
+	struct task_struct	*active_task;
+	struct cpu_stop_work	active_work;
+#endif
+};
+
+/*
+ * The level of a task of priority @prio (100..139 for nice -20..19) and
+ * @boost: two priorities per level, so nice values 16 apart never share.
+ */
+static inline unsigned int bmq_level(int prio, int boost)
+{
+	int level = (prio - MAX_RT_PRIO + BMQ_MAX_ADJ + boost) / 2;
+
+	return clamp(level, 0, BMQ_LEVELS - 1);
+}
+
+/* The best boost a policy may reach: only SCHED_NORMAL goes below 0. */
+static inline int bmq_boost_min(unsigned int policy)
+{
+	return policy == SCHED_NORMAL ? -BMQ_MAX_ADJ : 0;
+}
+
+static inline int bmq_boosted(int boost, unsigned int policy)
+{
+	return max(boost - 1, bmq_boost_min(policy));
+}
+
+static inline int bmq_deboosted(int boost)
+{
+	return min(boost + 1, BMQ_MAX_ADJ);
+}
+
+/*
+ * A run shorter than this before a voluntary sleep earns a boost: the
+ * slice at +7, shifted one more bit per step better, so reaching -7 takes
+ * runs of a few hundred ns.
+ */
+static inline u64 bmq_boost_threshold(u64 slice_ns, int boost)
+{
+	return slice_ns >> (BMQ_MAX_ADJ + 1 - boost);
+}
+
+/*
+ * Fork: parent and child share the parent's remaining slice. Returns true
+ * when the share is too short to run on, in which case the child gets a
+ * full slice and the parent must be rescheduled.
+ */
+static inline bool bmq_fork_split(s64 *parent, s64 *child, s64 full)
+{
+	*parent /= 2;
+	if (*parent < BMQ_RESCHED_NS) {
+		*child = full;
+		return true;
+	}
+	*child = *parent;
+	return false;
+}
+
+/* "sched_timeslice=": 2 or 4 (ms); anything else is -EINVAL. */
+static inline int bmq_parse_timeslice(const char *str, unsigned int *ms)
+{
+	unsigned int val;
+
+	if (!str || kstrtouint(str, 10, &val) || (val != 2 && val != 4))
+		return -EINVAL;
+	*ms = val;
+	return 0;
+}
+
+#endif /* _KERNEL_SCHED_BMQ_H */

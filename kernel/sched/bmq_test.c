@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of BMQ's arithmetic (kernel/sched/bmq.h) against values
+ * worked out by hand from Project C's formulas. Included from bmq.c.
+ */
+#include <kunit/test.h>
+
+#define NICE(n)		NICE_TO_PRIO(n)
+
+/* The level table at its corners and a few points in between. */
+static void bmq_test_level_points(struct kunit *test)
+{
+	static const struct {
+		int nice, boost;
+		unsigned int level;
+	} cases[] = {
+		{ 0, 0, 13 },		/* (20 + 7) / 2 */
+		{ 0, -7, 10 },
+		{ 0, 7, 17 },
+		{ -20, -7, 0 },		/* the best level */
+		{ 19, 7, 26 },		/* the worst level */
+		{ -20, 7, 7 },
+		{ 19, -7, 19 },
+		{ 1, 0, 14 },		/* nice 0 and 1 differ */
+		{ -1, 0, 13 },		/* nice -1 and 0 share */
+	};
+	int i;
+
+	KUNIT_EXPECT_EQ(test, BMQ_LEVELS, 27);
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test, bmq_level(NICE(cases[i].nice), cases[i].boost),
+				    cases[i].level, "nice %d boost %d", cases[i].nice,
+				    cases[i].boost);
+}
+
+/*
+ * Over nice x boost: within range, never worse for a better nice or
+ * boost, and nice values 16 apart never share a level whatever the boost.
+ */
+static void bmq_test_level_grid(struct kunit *test)
+{
+	int nice, boost, prev;
+
+	for (nice = MIN_NICE; nice <= MAX_NICE; nice++) {
+		prev = -1;
+		for (boost = -BMQ_MAX_ADJ; boost <= BMQ_MAX_ADJ; boost++) {
+			int level = bmq_level(NICE(nice), boost);
+
+			KUNIT_EXPECT_LT(test, level, BMQ_LEVELS);
+			KUNIT_EXPECT_GE(test, level, prev);
+			if (nice > MIN_NICE)
+				KUNIT_EXPECT_GE(test, level, (int)bmq_level(NICE(nice - 1), boost));
+			prev = level;
+		}
+		if (nice + 16 <= MAX_NICE)
+			KUNIT_EXPECT_LT_MSG(test, bmq_level(NICE(nice), BMQ_MAX_ADJ),
+					    bmq_level(NICE(nice + 16), -BMQ_MAX_ADJ),
+					    "nice %d and %d share a level", nice, nice + 16);
+	}
+	/* 15 apart from an odd nice share none either; from an even one they can. */
+	KUNIT_EXPECT_LT(test, bmq_level(NICE(-19), BMQ_MAX_ADJ), bmq_level(NICE(-4), -BMQ_MAX_ADJ));
+	KUNIT_EXPECT_EQ(test, bmq_level(NICE(-20), BMQ_MAX_ADJ), bmq_level(NICE(-5), -BMQ_MAX_ADJ));
+}
+
+/* Boost limits: only SCHED_NORMAL goes below 0; +7 caps every policy. */
+static void bmq_test_boost_limits(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, bmq_boosted(0, SCHED_NORMAL), -1);
+	KUNIT_EXPECT_EQ(test, bmq_boosted(-7, SCHED_NORMAL), -7);
+	KUNIT_EXPECT_EQ(test, bmq_boosted(1, SCHED_BATCH), 0);
+	KUNIT_EXPECT_EQ(test, bmq_boosted(0, SCHED_BATCH), 0);
+	KUNIT_EXPECT_EQ(test, bmq_boosted(0, SCHED_IDLE), 0);
+	KUNIT_EXPECT_EQ(test, bmq_boosted(7, SCHED_IDLE), 6);
+	KUNIT_EXPECT_EQ(test, bmq_deboosted(6), 7);
+	KUNIT_EXPECT_EQ(test, bmq_deboosted(7), 7);
+	KUNIT_EXPECT_EQ(test, bmq_deboosted(-7), -6);
+}
+
+/* Short-run threshold: slice >> (8 - boost). */
+static void bmq_test_boost_threshold(struct kunit *test)
+{
+	u64 four = 4ULL << BMQ_SLICE_SHIFT, two = 2ULL << BMQ_SLICE_SHIFT;
+
+	KUNIT_EXPECT_EQ(test, four, 4194304ULL);
+	KUNIT_EXPECT_EQ(test, bmq_boost_threshold(four, 7), 2097152ULL);
+	KUNIT_EXPECT_EQ(test, bmq_boost_threshold(four, 0), 16384ULL);
+	KUNIT_EXPECT_EQ(test, bmq_boost_threshold(four, -7), 128ULL);
+	KUNIT_EXPECT_EQ(test, bmq_boost_threshold(two, 7), 1048576ULL);
+	KUNIT_EXPECT_EQ(test, bmq_boost_threshold(two, -7), 64ULL);
+}
+
+/* Fork halves the parent's slice; a share too short gives a full one. */
+static void bmq_test_fork_split(struct kunit *test)
+{
+	s64 full = 4LL << BMQ_SLICE_SHIFT, parent, child;
+
+	parent = full;
+	KUNIT_EXPECT_FALSE(test, bmq_fork_split(&parent, &child, full));
+	KUNIT_EXPECT_EQ(test, parent, 2097152LL);
+	KUNIT_EXPECT_EQ(test, child, 2097152LL);
+
+	parent = 1000001;
+	KUNIT_EXPECT_FALSE(test, bmq_fork_split(&parent, &child, full));
+	KUNIT_EXPECT_EQ(test, parent, 500000LL);
+	KUNIT_EXPECT_EQ(test, child, 500000LL);
+
+	parent = 2 * BMQ_RESCHED_NS;
+	KUNIT_EXPECT_FALSE(test, bmq_fork_split(&parent, &child, full));
+	KUNIT_EXPECT_EQ(test, child, (s64)BMQ_RESCHED_NS);
+
+	parent = 2 * BMQ_RESCHED_NS - 2;
+	KUNIT_EXPECT_TRUE(test, bmq_fork_split(&parent, &child, full));
+	KUNIT_EXPECT_EQ(test, parent, (s64)BMQ_RESCHED_NS - 1);
+	KUNIT_EXPECT_EQ(test, child, full);
+}
+
+/* "sched_timeslice=": exactly 2 or 4. */
+static void bmq_test_parse_timeslice(struct kunit *test)
+{
+	static const char *const bad[] = { "3", "", "x", "2ms", "-4", "40", NULL };
+	unsigned int ms = 99;
+	int i;
+
+	KUNIT_EXPECT_EQ(test, bmq_parse_timeslice("2", &ms), 0);
+	KUNIT_EXPECT_EQ(test, ms, 2U);
+	KUNIT_EXPECT_EQ(test, bmq_parse_timeslice("4", &ms), 0);
+	KUNIT_EXPECT_EQ(test, ms, 4U);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ms = 99;
+		KUNIT_EXPECT_EQ_MSG(test, bmq_parse_timeslice(bad[i], &ms), -EINVAL,
+				    "\"%s\"", bad[i] ?: "(null)");
+		KUNIT_EXPECT_EQ(test, ms, 99U);
+	}
+}
+
+static struct kunit_case bmq_test_cases[] = {
+	KUNIT_CASE(bmq_test_level_points),
+	KUNIT_CASE(bmq_test_level_grid),
+	KUNIT_CASE(bmq_test_boost_limits),
+	KUNIT_CASE(bmq_test_boost_threshold),
+	KUNIT_CASE(bmq_test_fork_split),
+	KUNIT_CASE(bmq_test_parse_timeslice),
+	{}
+};
+
+static struct kunit_suite bmq_test_suite = {
+	.name = "sched_bmq",
+	.test_cases = bmq_test_cases,
+};
+
+kunit_test_suite(bmq_test_suite);
