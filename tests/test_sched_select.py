@@ -34,7 +34,7 @@ def test_unknown_value_warns_once_and_keeps_default(guest, value):
                 cmdline=f"sched={value}")
     assert_tap(res.output, f"sched={value}")
     assert sched_lines(res) == [
-        f'sched: unknown scheduler "{value}" in sched= (known: cfs ule), keeping cfs',
+        f'sched: unknown scheduler "{value}" in sched= (known: cfs ule bmq), keeping cfs',
         "sched: normal tasks run on cfs (default)", refused_write("cfs")]
 
 
@@ -43,11 +43,12 @@ def test_bad_value_after_a_good_one_keeps_the_good_one(guest):
                 cmdline="sched=cfs sched=nope")
     assert_tap(res.output, "sched=cfs sched=nope")
     assert sched_lines(res) == [
-        'sched: unknown scheduler "nope" in sched= (known: cfs ule), keeping cfs',
+        'sched: unknown scheduler "nope" in sched= (known: cfs ule bmq), keeping cfs',
         "sched: normal tasks run on cfs (sched=)", refused_write("cfs")]
 
 
-@pytest.mark.parametrize("start,other", [("cfs", "ule"), ("ule", "cfs")])
+@pytest.mark.parametrize("start,other", [("cfs", "ule"), ("ule", "cfs"), ("cfs", "bmq"),
+                                         ("bmq", "ule")])
 def test_switch_at_run_time(guest, start, other):
     """Every normal task moves both ways under load, forks included; the
     debug kernel must not warn (the harness fails on any splat)."""

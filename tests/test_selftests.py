@@ -2,9 +2,9 @@
 prepared tree and run in one 2x4 guest by tools/testing/sched/run_selftests.sh
 (list and reasons: tools/testing/sched/selftests.list), so that every
 scheduling class can be held to the result stock CFS gets: they run once
-under sched=cfs and once under sched=ule on the same debug build, and ULE
-must give the same outcome on every point but the timing-dependent TODO
-ones. Results are saved to
+under sched=cfs, sched=ule and sched=bmq on the same debug build, and ULE
+and BMQ must each give CFS's outcome on every point but the
+timing-dependent TODO ones. Results are saved to
 build/kselftest-results-<class>.json."""
 
 import json
@@ -18,7 +18,7 @@ from schedlab import build, paths, tap
 COLLECTIONS = build.selftest_targets()
 
 
-CLASSES = ["cfs", "ule"]
+CLASSES = ["cfs", "ule", "bmq"]
 
 
 def normalised(name):
@@ -69,17 +69,18 @@ def test_selftest_collection(selftest_runs, cls, collection):
         f"not ok {p.name}\n" + "\n".join(p.diagnostics[-30:]) for p in failed)
 
 
-def test_ule_gives_the_same_results_as_cfs(selftest_runs):
+@pytest.mark.parametrize("cls", [c for c in CLASSES if c != "cfs"])
+def test_class_gives_the_same_results_as_cfs(selftest_runs, cls):
     """The same points on the same build, each passing or skipped alike.
     TODO points of selftests.list depend on wall-clock timing under TCG
     and pass or fail from run to run on CFS too: they must run under both
     classes, but their outcomes are only reported."""
-    def outcome(cls):
-        return {normalised(p.name): (p.ok, p.directive) for p in selftest_runs(cls)[1].top()}
-    cfs, ule = outcome("cfs"), outcome("ule")
-    assert cfs.keys() == ule.keys(), f"points differ: {cfs.keys() ^ ule.keys()}"
-    timing = {n for n in cfs if "TODO" in (cfs[n][1], ule[n][1])}
-    print("timing-dependent (TODO) points, ok under (cfs, ule):",
-          {n: (cfs[n][0], ule[n][0]) for n in sorted(timing)})
-    differ = {n: (cfs[n], ule[n]) for n in cfs.keys() - timing if cfs[n] != ule[n]}
-    assert not differ, f"(cfs, ule) outcome per point: {differ}"
+    def outcome(c):
+        return {normalised(p.name): (p.ok, p.directive) for p in selftest_runs(c)[1].top()}
+    cfs, other = outcome("cfs"), outcome(cls)
+    assert cfs.keys() == other.keys(), f"points differ: {cfs.keys() ^ other.keys()}"
+    timing = {n for n in cfs if "TODO" in (cfs[n][1], other[n][1])}
+    print(f"timing-dependent (TODO) points, ok under (cfs, {cls}):",
+          {n: (cfs[n][0], other[n][0]) for n in sorted(timing)})
+    differ = {n: (cfs[n], other[n]) for n in cfs.keys() - timing if cfs[n] != other[n]}
+    assert not differ, f"(cfs, {cls}) outcome per point: {differ}"

@@ -5,6 +5,9 @@
  *   uleload sleeper RUN_US SLEEP_US SECONDS  runs RUN_US, sleeps SLEEP_US,
  *                                            over and over: interactive
  *   uleload spinner SECONDS                  one CPU-bound thread: batch
+ *   uleload turn RUN_US SLEEP_US S1 S2       a sleeper for S1 seconds, then
+ *                                            prints "spinning loops L" and
+ *                                            spins S2 seconds
  *   uleload pool N RUN_US SLEEP_US SECONDS   N sleeper threads; prints
  *                                            "tids T1 ... TN" once all
  *                                            exist and 2 s later starts
@@ -409,6 +412,7 @@ static long arg(char **argv, int i, long min)
 static int print_usage(void)
 {
 	fprintf(stderr, "usage: uleload sleeper RUN_US SLEEP_US SECONDS | spinner SECONDS |\n"
+			"       turn RUN_US SLEEP_US S1 S2 |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
 			"       pi | write FILE VALUE\n");
 	return 2;
@@ -436,6 +440,14 @@ int main(int argc, char **argv)
 		late = calloc(MAX_LATE, sizeof(*late));
 		signal(SIGUSR1, on_usr1);
 		sleeper_loop();
+		err = 0;
+	} else if (!strcmp(cmd, "turn") && argc == 6) {
+		run_us = arg(argv, 2, 1);
+		sleep_us = arg(argv, 3, 1);
+		atomic_store(&end_us, now_us() + arg(argv, 4, 1) * 1000000L);
+		sleeper_loop();
+		printf("spinning loops %ld\n", atomic_load(&total_loops));
+		spin_until(now_us() + arg(argv, 5, 1) * 1000000L);
 		err = 0;
 	} else if (!strcmp(cmd, "pool") && argc == 6) {
 		run_us = arg(argv, 3, 1);

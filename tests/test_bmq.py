@@ -1,0 +1,68 @@
+"""The BMQ class (sched=bmq), in boots of the debug kernel:
+
+- bmq_checks.sh on 2x4 with a bad sched_timeslice=: every normal task on
+  bmq with consistent bmq.* lines in /proc/<pid>/sched, a sleeper boosted
+  and a spinner deboosted, strict levels between nice values, the
+  kernel.sched_bmq_yield_type sysctl, the 4 ms slice kept, idle CPUs
+  pulling queued spinners;
+- bmq_smt.sh on the smt preset with sched_timeslice=2: the 2 ms slice,
+  spinners placed on different cores and moved apart by the SMT active
+  balance;
+- class_stress.sh: a stress-ng storm and CPU offline/online under load.
+
+The selftest comparison with CFS is in test_selftests.py and the run-time
+switch in test_sched_select.py."""
+
+import pytest
+
+from schedlab import build
+from schedlab.paths import GUEST_TESTS
+from schedlab.tap import assert_ok as assert_tap
+
+TIMEOUT = 300
+
+bmq = pytest.mark.bmq
+
+
+@pytest.fixture(scope="module")
+def uleload():
+    return build.guest_program("uleload")
+
+
+@pytest.fixture(scope="module")
+def checks_run(guest, uleload, tmp_path_factory):
+    out = tmp_path_factory.mktemp("bmq-checks")
+    return guest(f"sh {GUEST_TESTS}/bmq_checks.sh /tmp/out {uleload} 4", topology="2x4",
+                 cmdline="sched=bmq sched_timeslice=3", outdir=out, timeout=TIMEOUT)
+
+
+@bmq
+def test_checks_in_guest(checks_run):
+    assert_tap(checks_run.output, "bmq_checks.sh")
+
+
+@bmq
+def test_boot_messages(checks_run):
+    log = "\n".join(checks_run.kernel_log())
+    assert "sched: normal tasks run on bmq (sched=)" in log
+    assert "sched: sched_timeslice=3: want 2 or 4 (ms), keeping 4" in log
+
+
+@bmq
+def test_smt_placement_and_active_balance(guest, uleload, tmp_path_factory):
+    out = tmp_path_factory.mktemp("bmq-smt")
+    res = guest(f"sh {GUEST_TESTS}/bmq_smt.sh /tmp/out {uleload} 2", topology="smt",
+                cmdline="sched=bmq sched_timeslice=2", outdir=out, timeout=TIMEOUT)
+    assert_tap(res.output, "bmq_smt.sh")
+    assert not [l for l in res.kernel_log() if "sched_timeslice" in l]
+
+
+@bmq
+def test_stress_and_hotplug_lose_no_task(guest):
+    """stress-ng fork/switch/affinity/cpu-online storm, then every CPU but 0
+    offlined and onlined under 2 spinners per CPU, on the debug kernel:
+    no splat (the harness fails on any), no spinner lost or left on an
+    offline CPU."""
+    res = guest(f"sh {GUEST_TESTS}/class_stress.sh bmq 15 1", topology="2x4",
+                cmdline="sched=bmq", timeout=600)
+    assert_tap(res.output, "class_stress.sh under sched=bmq")

@@ -1,0 +1,189 @@
+#!/bin/sh
+# In-guest TAP test of the BMQ class in a guest booted with sched=bmq:
+#   a. every normal-policy task, kernel threads included, runs on bmq and
+#      its bmq.* lines in /proc/<pid>/sched are consistent (boost within
+#      its policy's range, level = (prio - 100 + 7 + boost) / 2);
+#   b. a sleeper (1 ms run, 9 ms sleep) is boosted below 0 within 3 s; a
+#      task that slept like that and then spins is deboosted to +7;
+#   c. strict levels: two spinners sharing a CPU share it at nice 0 and 1
+#      (one level) and the nice 2 one starves beside nice 0 (two levels);
+#   d. kernel.sched_bmq_yield_type: default, rejected writes, valid ones;
+#   e. the slice: a spinner's bmq.slice_us never exceeds SLICE_MS ms
+#      (sched_timeslice=) and reaches above half of it;
+#   f. idle pull: spinners pinned to CPU 0 then unpinned are pulled by
+#      idle CPUs within 2 s (task_migrate reason=idle_balance).
+# Usage: bmq_checks.sh OUTDIR ULELOAD [SLICE_MS]
+out=${1:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
+uleload=${2:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
+slice_ms=${3:-4}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+. "$here/ule_lib.sh"
+. "$here/bmq_lib.sh"
+mkdir -p "$out"
+Y=$K/sched_bmq_yield_type
+PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
+
+echo "TAP version 13"
+echo "1..18"
+
+# a. Classes and the bmq.* lines of every task.
+check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
+max_slice=$(slice_max_us "$slice_ms")
+bad=""
+badbmq=""
+normal=0
+kthreads=0
+others=0
+for stat in /proc/[0-9]*/task/[0-9]*/stat; do
+	dir=${stat%/stat}
+	read -r line 2>/dev/null <"$stat" || continue
+	bmq_read "$dir/sched" || continue
+	set -- ${line##*) }
+	flags=$7
+	id=${dir#/proc/}
+	case $s_policy in
+	0|3|5)
+		normal=$((normal + 1))
+		[ "$s_class" = bmq ] || { bad="$bad $id:$s_class"; continue; }
+		[ $((flags & PF_KTHREAD)) -ne 0 ] && kthreads=$((kthreads + 1))
+		lo=-7
+		[ "$s_policy" = 0 ] || lo=0
+		if int_between "$b_boost" $lo 7 && int_between "$s_prio" 100 139 &&
+			[ "$b_level" = $(((s_prio - 100 + 7 + b_boost) / 2)) ] &&
+			int_between "$b_slice" -1000000 $max_slice; then
+			:
+		else
+			badbmq="$badbmq $id:[$(bmq_state)]"
+		fi
+		;;
+	*)
+		others=$((others + 1))
+		case $s_class in rt|dl|stop) ;; *) bad="$bad $id:policy$s_policy:$s_class" ;; esac
+		;;
+	esac
+done
+echo "# $normal normal-policy tasks ($kthreads kernel threads), $others realtime or deadline tasks"
+[ "$normal" -gt 0 ] || bad="no-normal-task-read"
+check "$(echo ${bad:-none} | cut -d' ' -f1-10)" none \
+	"every normal task is on bmq, the others on rt/dl/stop"
+if [ "$kthreads" -gt 0 ]; then
+	ok "$kthreads normal-policy kernel threads seen"
+else
+	not_ok "normal-policy kernel threads seen (none)"
+fi
+check "$(echo ${badbmq:-none} | cut -d' ' -f1-20)" none \
+	"bmq.* lines consistent (boost -7..7, 0..7 for batch/idle; level from prio and boost)"
+
+# b. Boost and deboost. A new task starts at +7; sleeping 9 ms (more
+# than a slice) after runs of 1 ms boosts it on every wakeup.
+now_cs
+start=$now
+"$uleload" sleeper 1000 9000 20 >/dev/null &
+sleeper=$!
+if wait_boost /proc/$sleeper/sched -7 -1 "$start" 300; then
+	ok "sleeper boosted to $b_boost after $waited cs: $(bmq_state)"
+else
+	not_ok "sleeper boosted below 0 within 3 s: $(bmq_state)"
+fi
+kill $sleeper
+wait $sleeper 2>/dev/null
+# The same sleeper turns spinner after 4 s; each 4 ms slice it uses up
+# costs it a step, so it is back at +7 within a few dozen ms.
+now_cs
+start=$now
+"$uleload" turn 1000 9000 4 30 >$out/turn.txt &
+turn=$!
+wait_boost /proc/$turn/sched -7 -1 "$start" 300
+before=$b_boost
+wait_line $out/turn.txt spinning 100 >/dev/null || echo "# turn: no 'spinning' line"
+now_cs
+start=$now
+if int_between "$before" -7 -1 && wait_boost /proc/$turn/sched 7 7 "$start" 200; then
+	ok "spinning after sleeping: boost $before -> 7 within $waited cs"
+else
+	not_ok "spinning after sleeping: boost $before -> 7 within 2 s: $(bmq_state)"
+fi
+kill $turn
+wait $turn 2>/dev/null
+
+# c. Strict levels on one CPU: at +7 nice 0 is level 17, nice 1 level 17,
+# nice 2 level 18. share PID1 PID2: each one's CPU time over 2 s in ms.
+share() {
+	cpu_ns $1
+	a0=$ns
+	cpu_ns $2
+	b0=$ns
+	sleep 2
+	cpu_ns $1
+	a1=$ns
+	cpu_ns $2
+	b1=$ns
+	ms_a=$(((a1 - a0) / 1000000))
+	ms_b=$(((b1 - b0) / 1000000))
+}
+taskset -c 1 "$uleload" spinner 30 >/dev/null &
+n0=$!
+taskset -c 1 nice -n 1 "$uleload" spinner 30 >/dev/null &
+n1=$!
+sleep 0.5
+share $n0 $n1
+total=$((ms_a + ms_b))
+if [ $total -gt 0 ] && [ $((ms_a * 100 / total)) -ge 30 ] && [ $((ms_b * 100 / total)) -ge 30 ]; then
+	ok "nice 0 and nice 1 spinners share a CPU: ${ms_a} ms and ${ms_b} ms in 2 s"
+else
+	not_ok "nice 0 and nice 1 spinners share a CPU: ${ms_a} ms and ${ms_b} ms in 2 s"
+fi
+kill $n0 $n1
+wait $n0 $n1 2>/dev/null
+taskset -c 1 "$uleload" spinner 30 >/dev/null &
+n0=$!
+taskset -c 1 nice -n 2 "$uleload" spinner 30 >/dev/null &
+n2=$!
+sleep 0.5
+share $n0 $n2
+total=$((ms_a + ms_b))
+if [ $total -gt 0 ] && [ $((ms_b * 100 / total)) -lt 5 ]; then
+	ok "nice 2 spinner starves beside nice 0: ${ms_b} ms against ${ms_a} ms in 2 s"
+else
+	not_ok "nice 2 spinner starves beside nice 0: ${ms_b} ms against ${ms_a} ms in 2 s"
+fi
+kill $n0 $n2
+wait $n0 $n2 2>/dev/null
+
+# d. kernel.sched_bmq_yield_type.
+check "$(cat $Y)" 1 "kernel.sched_bmq_yield_type defaults to 1"
+for v in 3 -1 abc ''; do
+	check "$("$uleload" write $Y "$v")" EINVAL "kernel.sched_bmq_yield_type rejects '$v' with EINVAL"
+done
+for v in 0 2 1; do
+	"$uleload" write $Y $v >/dev/null
+	check "$(cat $Y)" $v "kernel.sched_bmq_yield_type takes $v"
+done
+
+# e. The slice.
+slice_check "$uleload" "$slice_ms" 2
+
+# f. Idle pull: 4 spinners on CPU 0 while the other CPUs idle; once
+# unpinned (SIGUSR1), the idle CPUs pull them.
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo 1 >$T/events/sched_events/task_migrate/enable
+echo 1 >$T/tracing_on
+taskset -c 0 "$uleload" spinners 4 8 >$out/spinners.txt &
+pinned=$!
+sleep 1
+kill -USR1 $pinned
+sleep 2
+pulls=$(grep -c "task_migrate: .* src=0 .* reason=idle_balance" $T/trace)
+want=$(($(nproc) - 1))
+[ $want -gt 3 ] && want=3
+if [ "$pulls" -ge $want ]; then
+	ok "task_migrate: $pulls idle pulls from CPU 0 within 2 s of unpinning"
+else
+	not_ok "task_migrate: $pulls idle pulls from CPU 0 within 2 s of unpinning (want >= $want)"
+	grep "task_migrate" $T/trace | tail -10 | sed 's/^/# /'
+fi
+echo 0 >$T/events/sched_events/task_migrate/enable
+kill $pinned 2>/dev/null
+wait $pinned 2>/dev/null
