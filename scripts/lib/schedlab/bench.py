@@ -40,10 +40,11 @@ def summarise(runs, base="cfs"):
 
 
 def table(summary, classes, base="cfs"):
-    """Text table: one row per benchmark, median seconds per class and the
-    ratio of each other class to the base (above 1: slower than the base)."""
+    """Text table: one row per benchmark, the median value per class
+    (seconds, or % of frames missed) and the ratio of each other class to
+    the base (above 1: slower, or more missed, than the base)."""
     others = [c for c in classes if c != base]
-    head = f"{'benchmark':18}" + "".join(f"{c + ' s':>10}" for c in classes)
+    head = f"{'benchmark':18}" + "".join(f"{c:>10}" for c in classes)
     head += "".join(f"{c + '/' + base:>10}" for c in others) + "  spread (min-max per class)"
     lines = [head]
     for bench, per_class in summary.items():

@@ -1,18 +1,29 @@
 #!/bin/sh
 # In-guest benchmark of the classes for normal tasks, driven by
-# scripts/bench-sched. Usage: class_bench.sh "CLASSES" ROUNDS SCALE
+# scripts/bench-sched.
+# Usage: class_bench.sh "CLASSES" ROUNDS SCALE [SUITE [ULELOAD]]
 #
 # Switches every normal task between CLASSES (kernel.sched_class) within
 # one boot and runs each benchmark ROUNDS times per class, rotating which
 # class goes first every round so drift of a shared host spreads evenly.
 # SCALE multiplies the work of every benchmark (1: 5-40 s each on 8
 # emulated CPUs of a 2-core host; 0: smoke sizes, to check that every
-# tool runs). Prints "result BENCH CLASS ROUND SECONDS" per run and
+# tool runs). Prints "result BENCH CLASS ROUND VALUE" per run and
 # "bench BENCH COMMAND" once per benchmark; a run whose tool failed prints
-# SECONDS as "fail".
-classes=${1:?usage: $0 "CLASSES" ROUNDS SCALE}
+# VALUE as "fail".
+#
+# SUITE "wakeup" (the default): hackbench, perf bench sched pipe and
+# messaging, sysbench threads and mutex; VALUE is seconds.
+# SUITE "bmq": the BMQ thesis's measurements. perf bench sched messaging
+# -p -t with 10 and 20 groups (loops 50 and 100 x SCALE: SCALE 40 gives
+# the thesis's 2000 and 4000), seconds; and a 24 fps frame task needing
+# 10 ms of CPU per frame beside 10, 20 and 40 spinners for 10 s
+# (uleload frames), VALUE the percentage of frames missed.
+classes=${1:?usage: $0 "CLASSES" ROUNDS SCALE [SUITE [ULELOAD]]}
 rounds=${2:-3}
 scale=${3:-1}
+suite=${4:-wakeup}
+uleload=${5:-}
 K=/proc/sys/kernel/sched_class
 cpus=$(nproc)
 first=$(cat $K)
@@ -32,17 +43,53 @@ pipe="perf bench sched pipe -l $pipes"
 msg="perf bench sched messaging -p -t -g $((groups / 2)) -l $((loops * 4))"
 sbt="sysbench threads --threads=$((cpus * 2)) --thread-locks=4 --time=0 --events=$events run"
 sbm="sysbench mutex --threads=$((cpus * 2)) --mutex-num=64 --mutex-loops=$mloops run"
+benches="hackbench pipe messaging sysbench-threads sysbench-mutex"
 
-for b in hackbench pipe messaging sysbench-threads sysbench-mutex; do
+if [ "$suite" = bmq ]; then
+	[ -x "$uleload" ] || { echo "class_bench.sh: suite bmq needs ULELOAD"; exit 1; }
+	if [ "$scale" -eq 0 ]; then
+		ml=5 fsec=2 fdiv=5
+	else
+		ml=$((50 * scale)) fsec=10 fdiv=1
+	fi
+	m10="perf bench sched messaging -p -t -g 10 -l $ml"
+	m20="perf bench sched messaging -p -t -g 20 -l $((ml * 2))"
+	frames="$uleload frames 24 10000 $fsec"
+	benches="messaging-g10 messaging-g20 frames-10 frames-20 frames-40"
+elif [ "$suite" != wakeup ]; then
+	echo "class_bench.sh: unknown suite '$suite' (wakeup or bmq)"
+	exit 1
+fi
+
+# frames_missed N: the frame task beside N spinners (one more second
+# than it); prints the percentage of frames missed.
+frames_missed() {
+	_pids=""
+	_i=0
+	while [ $_i -lt "$1" ]; do
+		"$uleload" spinner $((fsec + 1)) >/dev/null &
+		_pids="$_pids $!"
+		_i=$((_i + 1))
+	done
+	$frames | sed -n 's/^frames \([0-9]*\) missed \([0-9]*\)$/\1 \2/p' | {
+		read -r _n _m && [ "$_n" -gt 0 ] && echo "$((_m * 100 / _n))"
+	}
+	kill $_pids 2>/dev/null
+	wait $_pids 2>/dev/null
+}
+
+for b in $benches; do
 	case $b in
 	hackbench) c=$hb ;; pipe) c=$pipe ;; messaging) c=$msg ;;
 	sysbench-threads) c=$sbt ;; sysbench-mutex) c=$sbm ;;
+	messaging-g10) c=$m10 ;; messaging-g20) c=$m20 ;;
+	frames-*) c="$frames beside $((${b#frames-} / fdiv)) spinners (% missed)" ;;
 	esac
 	echo "bench $b $c"
 done
 echo "cpus $cpus"
 
-# seconds BENCH: runs it, prints the elapsed time the tool reports.
+# seconds BENCH: runs it, prints the value it reports (seconds, or % missed).
 seconds() {
 	case $1 in
 	hackbench) $hb 2>&1 | sed -n 's/^Time: *//p' ;;
@@ -50,6 +97,9 @@ seconds() {
 	messaging) $msg 2>&1 | sed -n 's/^ *Total time: *\([0-9.]*\).*/\1/p' ;;
 	sysbench-threads) $sbt 2>&1 | sed -n 's/^ *total time: *\([0-9.]*\)s.*/\1/p' ;;
 	sysbench-mutex) $sbm 2>&1 | sed -n 's/^ *total time: *\([0-9.]*\)s.*/\1/p' ;;
+	messaging-g10) $m10 2>&1 | sed -n 's/^ *Total time: *\([0-9.]*\).*/\1/p' ;;
+	messaging-g20) $m20 2>&1 | sed -n 's/^ *Total time: *\([0-9.]*\).*/\1/p' ;;
+	frames-*) frames_missed $((${1#frames-} / fdiv)) ;;
 	esac
 }
 
@@ -72,7 +122,7 @@ while [ $r -lt "$rounds" ]; do
 	done
 	for cls in $order; do
 		use "$cls"
-		for b in hackbench pipe messaging sysbench-threads sysbench-mutex; do
+		for b in $benches; do
 			s=$(seconds $b)
 			echo "result $b $cls $r ${s:-fail}"
 		done

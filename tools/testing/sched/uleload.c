@@ -30,6 +30,11 @@
  *                                            later the owner unlocks, prints
  *                                            "unlocked TID", spins 5 s more.
  *                                            Prints "tids OWNER WAITER" first
+ *   uleload frames FPS WORK_US SECONDS       a frame task: FPS times a second
+ *                                            needs WORK_US of CPU time before
+ *                                            the next frame is due; prints
+ *                                            "frames F missed M" (frames
+ *                                            finished late or skipped)
  *   uleload write FILE VALUE                 writes "VALUE\n" to FILE in one
  *                                            write(); prints "ok" or the
  *                                            errno name (EINVAL, ...)
@@ -346,6 +351,52 @@ static void *pi_waiter(void *arg)
  * A batch thread holds a priority-inheritance mutex that an interactive
  * thread then waits for: ULE lends the waiter's priority to the owner.
  */
+static long thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+static void sleep_until_us(long t)
+{
+	struct timespec ts = { .tv_sec = t / 1000000, .tv_nsec = t % 1000000 * 1000 };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/*
+ * Frame k is released at start + k * period and due one period later. A
+ * frame done after its deadline is missed; frames whose deadline passed
+ * while an earlier one ran are skipped and count as missed too.
+ */
+static int frame_task(long fps, long work, long seconds)
+{
+	long period = 1000000 / fps, start = now_us(), k = 0, n = 0, missed = 0;
+	long nframes = seconds * fps, t;
+
+	while (k < nframes) {
+		long cpu_end = thread_cpu_us() + work;
+
+		while (thread_cpu_us() < cpu_end)
+			spin(200);
+		t = now_us();
+		n++;
+		if (t > start + (k + 1) * period)
+			missed++;
+		for (k++; k < nframes && start + (k + 1) * period <= t; k++) {
+			n++;
+			missed++;
+		}
+		if (k < nframes && start + k * period > t)
+			sleep_until_us(start + k * period);
+	}
+	printf("frames %ld missed %ld\n", n, missed);
+	return 0;
+}
+
 static int pi(void)
 {
 	pthread_mutexattr_t attr;
@@ -412,7 +463,7 @@ static long arg(char **argv, int i, long min)
 static int print_usage(void)
 {
 	fprintf(stderr, "usage: uleload sleeper RUN_US SLEEP_US SECONDS | spinner SECONDS |\n"
-			"       turn RUN_US SLEEP_US S1 S2 |\n"
+			"       turn RUN_US SLEEP_US S1 S2 | frames FPS WORK_US SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
 			"       pi | write FILE VALUE\n");
 	return 2;
@@ -428,6 +479,8 @@ int main(int argc, char **argv)
 		return write_value(argv[2], argv[3]);
 	if (!strcmp(cmd, "pi") && argc == 2)
 		return pi();
+	if (!strcmp(cmd, "frames") && argc == 5)
+		return frame_task(arg(argv, 2, 1), arg(argv, 3, 1), arg(argv, 4, 1));
 	if (!strcmp(cmd, "spinners") && argc == 4)
 		return spinners(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "spinner") && argc == 3) {
