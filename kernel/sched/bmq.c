@@ -203,6 +203,8 @@ static void enqueue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 	be->flags &= ~BMQ_F_HEAD;
 	bmq_list_add(rq, p, head);
 	rq->bmq.nr++;
+	if (p->nr_cpus_allowed > 1)
+		rq->bmq.nr_movable++;
 	add_nr_running(rq, 1);
 	bmq_set_pending(rq);
 	if (p->in_iowait)
@@ -230,6 +232,8 @@ static void dequeue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 		rq->bmq.skip = NULL;
 	bmq_list_del(rq, p);
 	rq->bmq.nr--;
+	if (p->nr_cpus_allowed > 1)
+		rq->bmq.nr_movable--;
 	sub_nr_running(rq, 1);
 	bmq_set_pending(rq);
 }
@@ -749,9 +753,11 @@ static void bmq_kick_cpu(int cpu)
 		smp_call_function_single_async(cpu, &rq->bmq.pull_csd);
 }
 
+/* Pinned tasks cannot be pulled: do not wake idle CPUs for them. */
 static void bmq_kick_idle(struct rq *rq)
 {
-	int this_cpu = cpu_of(rq), budget = rq->bmq.nr - 1, cpu;
+	int this_cpu = cpu_of(rq), cpu;
+	int budget = min(rq->bmq.nr - 1, rq->bmq.nr_movable);
 	struct sched_domain *sd;
 
 	if (budget <= 0 || cpumask_empty(&bmq_idle_hint))

@@ -32,6 +32,8 @@ struct bmq_rq {
 	struct list_head	queue[BMQ_LEVELS];
 	/* BMQ tasks queued here, the running one included. */
 	unsigned int		nr;
+	/* Of those, the ones allowed on more than one CPU. */
+	unsigned int		nr_movable;
 	/* Best level here, running task included; BMQ_LEVELS when none. */
 	u8			prio;
 	/* Yield type 2: the task the next pick passes over once. */
