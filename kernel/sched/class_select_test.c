@@ -51,7 +51,9 @@ static void sched_class_known_list(struct kunit *test)
 	char tiny[3];
 
 	sched_class_known_names(buf, sizeof(buf));
-	KUNIT_EXPECT_STREQ(test, buf, IS_ENABLED(CONFIG_SCHED_ULE) ? "cfs ule" : "cfs");
+	KUNIT_EXPECT_STREQ(test, buf, IS_ENABLED(CONFIG_SCHED_ULE) ?
+			   (IS_ENABLED(CONFIG_SCHED_BMQ) ? "cfs ule bmq" : "cfs ule") :
+			   (IS_ENABLED(CONFIG_SCHED_BMQ) ? "cfs bmq" : "cfs"));
 	/* Truncates instead of overflowing a short buffer. */
 	sched_class_known_names(tiny, sizeof(tiny));
 	KUNIT_EXPECT_STREQ(test, tiny, "cf");
