@@ -47,13 +47,13 @@ static void sched_class_names(struct kunit *test)
 
 static void sched_class_known_list(struct kunit *test)
 {
-	char buf[64];
+	char buf[64], want[64];
 	char tiny[3];
 
 	sched_class_known_names(buf, sizeof(buf));
-	KUNIT_EXPECT_STREQ(test, buf, IS_ENABLED(CONFIG_SCHED_ULE) ?
-			   (IS_ENABLED(CONFIG_SCHED_BMQ) ? "cfs ule bmq" : "cfs ule") :
-			   (IS_ENABLED(CONFIG_SCHED_BMQ) ? "cfs bmq" : "cfs"));
+	scnprintf(want, sizeof(want), "cfs%s%s", IS_ENABLED(CONFIG_SCHED_ULE) ? " ule" : "",
+		  IS_ENABLED(CONFIG_SCHED_BMQ) ? " bmq" : "");
+	KUNIT_EXPECT_STREQ(test, buf, want);
 	/* Truncates instead of overflowing a short buffer. */
 	sched_class_known_names(tiny, sizeof(tiny));
 	KUNIT_EXPECT_STREQ(test, tiny, "cf");

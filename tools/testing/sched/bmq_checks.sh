@@ -122,34 +122,30 @@ share() {
 	ms_a=$(((a1 - a0) / 1000000))
 	ms_b=$(((b1 - b0) / 1000000))
 }
-taskset -c 1 "$uleload" spinner 30 >/dev/null &
-n0=$!
-taskset -c 1 nice -n 1 "$uleload" spinner 30 >/dev/null &
-n1=$!
-sleep 0.5
-share $n0 $n1
-total=$((ms_a + ms_b))
+# pair NICE: a nice 0 and a nice NICE spinner on CPU 1; ms_a, ms_b as share.
+pair() {
+	taskset -c 1 "$uleload" spinner 30 >/dev/null &
+	_p0=$!
+	taskset -c 1 nice -n "$1" "$uleload" spinner 30 >/dev/null &
+	_p1=$!
+	sleep 0.5
+	share $_p0 $_p1
+	kill $_p0 $_p1
+	wait $_p0 $_p1 2>/dev/null
+	total=$((ms_a + ms_b))
+}
+pair 1
 if [ $total -gt 0 ] && [ $((ms_a * 100 / total)) -ge 30 ] && [ $((ms_b * 100 / total)) -ge 30 ]; then
 	ok "nice 0 and nice 1 spinners share a CPU: ${ms_a} ms and ${ms_b} ms in 2 s"
 else
 	not_ok "nice 0 and nice 1 spinners share a CPU: ${ms_a} ms and ${ms_b} ms in 2 s"
 fi
-kill $n0 $n1
-wait $n0 $n1 2>/dev/null
-taskset -c 1 "$uleload" spinner 30 >/dev/null &
-n0=$!
-taskset -c 1 nice -n 2 "$uleload" spinner 30 >/dev/null &
-n2=$!
-sleep 0.5
-share $n0 $n2
-total=$((ms_a + ms_b))
+pair 2
 if [ $total -gt 0 ] && [ $((ms_b * 100 / total)) -lt 5 ]; then
 	ok "nice 2 spinner starves beside nice 0: ${ms_b} ms against ${ms_a} ms in 2 s"
 else
 	not_ok "nice 2 spinner starves beside nice 0: ${ms_b} ms against ${ms_a} ms in 2 s"
 fi
-kill $n0 $n2
-wait $n0 $n2 2>/dev/null
 
 # d. kernel.sched_bmq_yield_type.
 check "$(cat $Y)" 1 "kernel.sched_bmq_yield_type defaults to 1"
@@ -187,3 +183,4 @@ fi
 echo 0 >$T/events/sched_events/task_migrate/enable
 kill $pinned 2>/dev/null
 wait $pinned 2>/dev/null
+

@@ -6,21 +6,7 @@ T=/sys/kernel/tracing
 # absent); fails if the task is gone.
 bmq_read() {
 	s_class= s_policy= s_prio= b_boost= b_level= b_static= b_slice= b_queued=
-	while IFS= read -r _l; do
-		_k=${_l%%:*}
-		_k=${_k%% *}
-		_v=${_l##* }
-		case $_k in
-		class) s_class=$_v ;;
-		policy) s_policy=$_v ;;
-		prio) s_prio=$_v ;;
-		bmq.boost) b_boost=$_v ;;
-		bmq.level) b_level=$_v ;;
-		bmq.static_level) b_static=$_v ;;
-		bmq.slice_us) b_slice=$_v ;;
-		bmq.queued) b_queued=$_v ;;
-		esac
-	done 2>/dev/null <"$1" && [ -n "$s_class" ]
+	_ule_parse 2>/dev/null <"$1" && [ -n "$s_class" ]
 }
 
 bmq_state() {

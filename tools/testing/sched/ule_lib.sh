@@ -3,8 +3,9 @@
 # are slow under TCG with lockdep.
 K=/proc/sys/kernel
 
-# "name : value" lines of /proc/<pid>[/task/<tid>]/sched; the value is the
-# last word, as sched_class_select.sh reads the class line.
+# "name : value" lines of /proc/<pid>[/task/<tid>]/sched (ule.* and bmq.*,
+# for ule_read and bmq_read); the value is the last word, as
+# sched_class_select.sh reads the class line.
 _ule_parse() {
 	while IFS= read -r _l; do
 		_k=${_l%%:*}
@@ -20,6 +21,12 @@ _ule_parse() {
 		ule.runtime_us) u_runtime=$_v ;;
 		ule.slptime_us) u_slptime=$_v ;;
 		ule.cpu_pct) u_cpu_pct=$_v ;;
+		prio) s_prio=$_v ;;
+		bmq.boost) b_boost=$_v ;;
+		bmq.level) b_level=$_v ;;
+		bmq.static_level) b_static=$_v ;;
+		bmq.slice_us) b_slice=$_v ;;
+		bmq.queued) b_queued=$_v ;;
 		esac
 	done
 }
