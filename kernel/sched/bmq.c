@@ -23,6 +23,12 @@ static u64 bmq_slice_ns __read_mostly = (u64)BMQ_SLICE_DEFAULT_MS << BMQ_SLICE_S
 /* kernel.sched_bmq_yield_type: 0 no-op, 1 worst boost and requeue, 2 skip once. */
 static int sysctl_sched_bmq_yield_type = 1;
 
+/*
+ * kernel.sched_bmq_wakeup_gran_us: CFS's 1 ms before its scaling by the
+ * CPU count, which reaches BMQ's 4 ms slice at 8 CPUs. 0 is Project C.
+ */
+static int sysctl_sched_bmq_wakeup_gran_us = 1000;
+
 /* Entity flags. */
 #define BMQ_F_LISTED	0x01	/* on a level list of its CPU */
 #define BMQ_F_SLEPT	0x02	/* dequeued to sleep while running */
@@ -148,10 +154,15 @@ static inline void bmq_kick_smt(struct rq *rq) { }
 
 #ifdef CONFIG_SCHED_HRTICK
 /* Expire the slice on time rather than at the next tick. */
-static void bmq_hrtick_start(struct rq *rq, struct task_struct *p)
+static void bmq_hrtick_start_ns(struct rq *rq, s64 delay)
 {
 	if (hrtick_enabled(rq))
-		hrtick_start(rq, max_t(s64, p->bmq.slice, BMQ_RESCHED_NS));
+		hrtick_start(rq, max_t(s64, delay, BMQ_RESCHED_NS));
+}
+
+static void bmq_hrtick_start(struct rq *rq, struct task_struct *p)
+{
+	bmq_hrtick_start_ns(rq, p->bmq.slice);
 }
 
 /*
@@ -164,6 +175,7 @@ static void bmq_hrtick_cancel(struct rq *rq)
 		hrtimer_try_to_cancel(&rq->hrtick_timer);
 }
 #else
+static inline void bmq_hrtick_start_ns(struct rq *rq, s64 delay) { }
 static inline void bmq_hrtick_start(struct rq *rq, struct task_struct *p) { }
 static inline void bmq_hrtick_cancel(struct rq *rq) { }
 #endif
@@ -255,13 +267,47 @@ static void yield_task_bmq(struct rq *rq)
 	}
 }
 
-/* Only a strictly better level preempts; equals wait their turn. */
+/* Time @curr has run since it last got the CPU. */
+static u64 bmq_ran_since_pick(struct task_struct *curr)
+{
+	return curr->se.sum_exec_runtime - curr->se.prev_sum_exec_runtime;
+}
+
+/*
+ * How much longer the running task keeps the CPU against a better level
+ * waiting beside it: 0 once it has had wakeup_gran since its pick.
+ */
+static u64 bmq_gran_left(struct task_struct *curr)
+{
+	u64 gran = (u64)READ_ONCE(sysctl_sched_bmq_wakeup_gran_us) * NSEC_PER_USEC;
+	u64 ran = bmq_ran_since_pick(curr);
+
+	return ran < gran ? gran - ran : 0;
+}
+
+/*
+ * Only a strictly better level preempts; equals wait their turn. The
+ * preemption waits until the running task has had wakeup_gran on the CPU,
+ * as CFS's wakeup granularity does; the tick or hrtick then reschedules.
+ * Without it, each message of a pipe or socket load wakes a receiver one
+ * level better that preempts the sender at once.
+ */
+static void bmq_preempt_after_gran(struct rq *rq, struct task_struct *curr)
+{
+	u64 left = bmq_gran_left(curr);
+
+	if (!left)
+		resched_curr(rq);
+	else
+		bmq_hrtick_start_ns(rq, min_t(s64, left, curr->bmq.slice));
+}
+
 static void check_preempt_curr_bmq(struct rq *rq, struct task_struct *p, int flags)
 {
-	if (!bmq_task(rq->curr))
+	if (!bmq_task(rq->curr) || p->bmq.level >= rq->curr->bmq.level)
 		return;
-	if (p->bmq.level < rq->curr->bmq.level)
-		resched_curr(rq);
+	update_curr_bmq(rq);
+	bmq_preempt_after_gran(rq, rq->curr);
 }
 
 static void set_next_task_bmq(struct rq *rq, struct task_struct *p, bool first)
@@ -329,6 +375,8 @@ static void task_tick_bmq(struct rq *rq, struct task_struct *p, int queued)
 	bmq_update_util(rq, 1);
 	if (p->bmq.slice < BMQ_RESCHED_NS)
 		resched_curr(rq);
+	else if (rq->bmq.prio < p->bmq.level)
+		bmq_preempt_after_gran(rq, p);
 	else if (queued)
 		bmq_hrtick_start(rq, p);
 	if (!queued) {
@@ -867,6 +915,7 @@ void bmq_proc_show_task(struct task_struct *p, struct seq_file *m)
 }
 
 static int bmq_yield_type_max = 2;
+static int bmq_wakeup_gran_us_max = USEC_PER_SEC;
 
 static struct ctl_table bmq_sysctls[] = {
 	{
@@ -877,6 +926,15 @@ static struct ctl_table bmq_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &bmq_yield_type_max,
+	},
+	{
+		.procname	= "sched_bmq_wakeup_gran_us",
+		.data		= &sysctl_sched_bmq_wakeup_gran_us,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &bmq_wakeup_gran_us_max,
 	},
 	{}
 };

@@ -11,7 +11,10 @@
 #   e. the slice: a spinner's bmq.slice_us never exceeds SLICE_MS ms
 #      (sched_timeslice=) and reaches above half of it;
 #   f. idle pull: spinners pinned to CPU 0 then unpinned are pulled by
-#      idle CPUs within 2 s (task_migrate reason=idle_balance).
+#      idle CPUs within 2 s (task_migrate reason=idle_balance);
+#   g. kernel.sched_bmq_wakeup_gran_us: default, rejected writes, and a
+#      boosted sleeper beside a spinner waits longer per wakeup when the
+#      preemption waits for the granularity than with 0 (Project C).
 # Usage: bmq_checks.sh OUTDIR ULELOAD [SLICE_MS]
 out=${1:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
 uleload=${2:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
@@ -25,7 +28,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..18"
+echo "1..24"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -184,3 +187,39 @@ echo 0 >$T/events/sched_events/task_migrate/enable
 kill $pinned 2>/dev/null
 wait $pinned 2>/dev/null
 
+# g. kernel.sched_bmq_wakeup_gran_us.
+G=$K/sched_bmq_wakeup_gran_us
+check "$(cat $G)" 1000 "kernel.sched_bmq_wakeup_gran_us defaults to 1000"
+for v in 1000001 -1 abc ''; do
+	check "$("$uleload" write $G "$v")" EINVAL "kernel.sched_bmq_wakeup_gran_us rejects '$v' with EINVAL"
+done
+# wait_per_run GRAN_US: a sleeper (100 us runs, 9 ms sleeps, so boosted
+# to -7) and a spinner (+7) on CPU 1; sets per_run to the sleeper's mean
+# wait in us each time it got the CPU, over 2 s.
+wait_per_run() {
+	"$uleload" write $G "$1" >/dev/null
+	taskset -c 1 "$uleload" spinner 30 >/dev/null &
+	_sp=$!
+	taskset -c 1 "$uleload" sleeper 100 9000 30 >/dev/null &
+	_sl=$!
+	sleep 1
+	cpu_ns $_sl
+	w0=$wait_ns
+	r0=$runs
+	sleep 2
+	cpu_ns $_sl
+	kill $_sp $_sl
+	wait $_sp $_sl 2>/dev/null
+	per_run=$(((wait_ns - w0) / ((runs - r0) * 1000 + 1)))
+	echo "# wakeup_gran_us=$1: $((runs - r0)) runs, mean wait $per_run us"
+}
+wait_per_run 0
+now=$per_run
+wait_per_run 1000000
+late=$per_run
+"$uleload" write $G 1000 >/dev/null
+if [ $late -ge 500 ] && [ $late -ge $((4 * now)) ]; then
+	ok "a wakeup preempts at once with 0 ($now us per run), waits with 1 s ($late us)"
+else
+	not_ok "a wakeup preempts at once with 0 ($now us per run), waits with 1 s ($late us)"
+fi

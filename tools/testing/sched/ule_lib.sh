@@ -109,10 +109,11 @@ wait_line() {
 	return 1
 }
 
-# cpu_ns PID: sets ns to the time the task has run and wait_ns to the time
-# it waited on a run queue, from /proc/PID/schedstat. No command
+# cpu_ns PID: sets ns to the time the task has run, wait_ns to the time
+# it waited on a run queue and runs to the times it got a CPU, from
+# /proc/PID/schedstat. No command
 # substitution: a fork under TCG takes long enough to skew a window timed
 # around it.
 cpu_ns() {
-	read -r ns wait_ns _ 2>/dev/null </proc/"$1"/schedstat || ns=0 wait_ns=0
+	read -r ns wait_ns runs 2>/dev/null </proc/"$1"/schedstat || ns=0 wait_ns=0 runs=0
 }
