@@ -865,8 +865,14 @@ static int balance_bmq(struct rq *rq, struct task_struct *prev, struct rq_flags 
 		rq->bmq.nr;
 }
 
+/*
+ * Every sched-domain rebuild (cpuset changes, hotplug elsewhere) takes each
+ * runqueue offline and back: restore its pending bit too, or a CPU whose
+ * tasks never block stays invisible to idle pulls.
+ */
 static void rq_online_bmq(struct rq *rq)
 {
+	bmq_set_pending(rq);
 	if (!rq->bmq.nr && sched_normal_class == &bmq_sched_class)
 		cpumask_set_cpu(cpu_of(rq), &bmq_idle_hint);
 }
