@@ -52,6 +52,22 @@ def test_sanity_checker_in_guest(sanity_run):
     assert_tap(sanity_run.output, "sanity_checker.sh")
 
 
+@pytest.mark.parametrize("sched", [pytest.param("ule", marks=pytest.mark.ule),
+                                   pytest.param("bmq", marks=pytest.mark.bmq)])
+def test_sanity_checker_sees_class_waiters(guest, tmp_path_factory, sched):
+    """The same scenario under sched=ule and sched=bmq: spinners on CPU 1
+    with balancing off (ULE also loses its idle stealing and its balancer
+    runs every 60 s; BMQ pulls only through sched domains, which the
+    cpuset flag removes) are a violation the checker confirms through its
+    walk of the class's queues, and it ends by migration once balancing
+    is back. Without the walk the checker finds no waiter and points 7-13
+    fail."""
+    out = tmp_path_factory.mktemp(f"sanity-{sched}")
+    res = guest(f"sh {GUEST_TESTS}/sanity_checker.sh /tmp/out", cmdline=f"sched={sched}",
+                outdir=out, timeout=300)
+    assert_tap(res.output, f"sanity_checker.sh under sched={sched}")
+
+
 def test_flight_recording_holds_the_violation(sanity_run):
     """The frozen window ends with the confirmed violation and shows CPU 1
     filling up before it."""

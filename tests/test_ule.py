@@ -232,19 +232,6 @@ def test_stress_and_hotplug_lose_no_task(guest):
     assert_tap(res.output, "class_stress.sh under sched=ule")
 
 
-@ule
-def test_sanity_checker_sees_ule_waiters(guest, tmp_path_factory):
-    """The observability test's scenario under sched=ule: spinners on CPU 1
-    with balancing off (for ULE: no idle stealing, balancer every 30-90 s)
-    are a violation the checker confirms, and it ends by migration once
-    ULE may steal again. Without the walk of ULE's queues the checker finds
-    no waiter and points 7-13 fail."""
-    out = tmp_path_factory.mktemp("sanity-ule")
-    res = guest(f"sh {GUEST_TESTS}/sanity_checker.sh /tmp/out", cmdline="sched=ule",
-                outdir=out, timeout=TIMEOUT)
-    assert_tap(res.output, "sanity_checker.sh under sched=ule")
-
-
 # -- 2. starvation -----------------------------------------------------------
 
 @ule

@@ -34,7 +34,7 @@
 
 enum sanity_end {
 	SANITY_ONGOING,
-	SANITY_END_MIGRATED,	/* a waiting task was moved to another CPU */
+	SANITY_END_MIGRATED,	/* a task of the busy CPU was moved elsewhere */
 	SANITY_END_EXITED,	/* the waiting tasks exited */
 	SANITY_END_SLEPT,	/* the waiting tasks blocked */
 	SANITY_END_RAN,		/* they ran where they were; no waiter left */
@@ -81,6 +81,7 @@ struct sanity_watch {
 	unsigned int nr_running;
 	unsigned int nr_waiters;
 	struct sanity_waiter waiter[SANITY_MAX_WAITERS];
+	struct sanity_waiter running;	/* the busy CPU's task at the last look */
 	struct sanity_report *report;	/* set once confirmed */
 };
 
@@ -115,7 +116,17 @@ struct sanity_walk {
 	int target;			/* first such CPU found, or -1 */
 	unsigned int nr;
 	struct sanity_waiter *waiter;
+	struct sanity_waiter running;
 };
+
+static void sanity_note(struct sanity_waiter *sw, struct task_struct *p)
+{
+	sw->pid = p->pid;
+	sw->start_time = p->start_time;
+	sw->prio = p->prio;
+	sw->class = sched_class_name(p->sched_class);
+	memcpy(sw->comm, p->comm, TASK_COMM_LEN);
+}
 
 static bool sanity_movable(struct sanity_walk *w, struct task_struct *p)
 {
@@ -129,15 +140,8 @@ static bool sanity_movable(struct sanity_walk *w, struct task_struct *p)
 		return false;
 
 	w->target = cpu;
-	if (w->nr < SANITY_MAX_WAITERS) {
-		struct sanity_waiter *sw = &w->waiter[w->nr];
-
-		sw->pid = p->pid;
-		sw->start_time = p->start_time;
-		sw->prio = p->prio;
-		sw->class = sched_class_name(p->sched_class);
-		memcpy(sw->comm, p->comm, TASK_COMM_LEN);
-	}
+	if (w->nr < SANITY_MAX_WAITERS)
+		sanity_note(&w->waiter[w->nr], p);
 	w->nr++;
 	return w->nr >= SANITY_MAX_WAITERS;
 }
@@ -276,8 +280,10 @@ static unsigned int sanity_probe(int busy, const struct cpumask *idle, struct sa
 	wt->waiter = waiter;
 
 	raw_spin_rq_lock_irqsave(rq, flags);
-	if (rq->nr_running >= 2 && cpu_active(busy))
+	if (rq->nr_running >= 2 && cpu_active(busy)) {
 		sanity_find_waiters(wt);
+		sanity_note(&wt->running, rq->curr);
+	}
 	raw_spin_rq_unlock_irqrestore(rq, flags);
 	return min_t(unsigned int, wt->nr, SANITY_MAX_WAITERS);
 }
@@ -344,6 +350,7 @@ static void sanity_scan(u64 now)
 		sw->nr_running = READ_ONCE(cpu_rq(cpu)->nr_running);
 		sw->nr_waiters = nr;
 		memcpy(sw->waiter, waiter, sizeof(waiter));
+		sw->running = wt.running;
 		sw->report = NULL;
 		trace_sanity_violation(0, SCHED_SANITY_WATCH, sw->idle_cpu, cpu);
 
@@ -353,7 +360,12 @@ static void sanity_scan(u64 now)
 	}
 }
 
-/* Why did a confirmed violation end? Looks the first waiters up by pid. */
+/*
+ * Why did a confirmed violation end? Looks the tasks of the last look up by
+ * pid. The task running then counts for "migrated" too: a class that rotates
+ * its tasks every few ms (BMQ) may have moved it, waiting by then, while the
+ * waiters of the last look stayed.
+ */
 static enum sanity_end sanity_why_ended(struct sanity_watch *sw, bool idle_still)
 {
 	enum sanity_end why = SANITY_END_RAN;
@@ -361,7 +373,10 @@ static enum sanity_end sanity_why_ended(struct sanity_watch *sw, bool idle_still
 	unsigned int i, exited = 0;
 
 	rcu_read_lock();
-	for (i = 0; i < sw->nr_waiters; i++) {
+	p = sanity_lookup(&sw->running);
+	if (p && task_on_rq_queued(p) && task_cpu(p) != sw->busy_cpu)
+		why = SANITY_END_MIGRATED;
+	for (i = 0; i < sw->nr_waiters && why != SANITY_END_MIGRATED; i++) {
 		p = sanity_lookup(&sw->waiter[i]);
 		if (!p) {
 			exited++;
@@ -452,6 +467,7 @@ static void sanity_follow(u64 now)
 			/* Still violated: remember the current waiters for the end. */
 			sw->nr_waiters = nr;
 			memcpy(sw->waiter, waiter, sizeof(waiter));
+			sw->running = wt.running;
 			sw->report->nr_running = max(sw->report->nr_running,
 						     READ_ONCE(cpu_rq(sw->busy_cpu)->nr_running));
 			continue;

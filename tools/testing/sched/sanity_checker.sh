@@ -7,7 +7,8 @@
 # v1 cpuset flag sched_load_balance=0 (no sched domains: no periodic, idle or
 # wakeup balancing) and forking spinners on CPU 1 that may run anywhere.
 # ULE balances without sched domains, so when it is the class of normal
-# tasks its idle stealing and periodic balancer are turned off as well.
+# tasks its idle stealing and periodic balancer are turned off as well;
+# BMQ pulls through sched domains, so the flag is enough for it.
 out=${1:?usage: $0 OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 K=/proc/sys/kernel
