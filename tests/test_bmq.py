@@ -3,8 +3,10 @@
 - bmq_checks.sh on 2x4 with a bad sched_timeslice=: every normal task on
   bmq with consistent bmq.* lines in /proc/<pid>/sched, a sleeper boosted
   and a spinner deboosted, strict levels between nice values, the
-  kernel.sched_bmq_yield_type sysctl, the 4 ms slice kept, idle CPUs
-  pulling queued spinners;
+  kernel.sched_bmq_yield_type sysctl and what each type does to a
+  yielder, the 4 ms slice kept, idle CPUs pulling queued spinners, the
+  kernel.sched_bmq_wakeup_gran_us sysctl and what it does to a sleeper's
+  wait beside a spinner;
 - bmq_smt.sh on the smt preset with sched_timeslice=2: the 2 ms slice,
   spinners placed on different cores and moved apart by the SMT active
   balance;

@@ -7,7 +7,8 @@
 #      task that slept like that and then spins is deboosted to +7;
 #   c. strict levels: two spinners sharing a CPU share it at nice 0 and 1
 #      (one level) and the nice 2 one starves beside nice 0 (two levels);
-#   d. kernel.sched_bmq_yield_type: default, rejected writes, valid ones;
+#   d. kernel.sched_bmq_yield_type: default, rejected writes, valid ones,
+#      and what types 0, 1 and 2 do to a yielder beside a spinner;
 #   e. the slice: a spinner's bmq.slice_us never exceeds SLICE_MS ms
 #      (sched_timeslice=) and reaches above half of it;
 #   f. idle pull: spinners pinned to CPU 0 then unpinned are pulled by
@@ -28,7 +29,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..24"
+echo "1..27"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -125,11 +126,11 @@ share() {
 	ms_a=$(((a1 - a0) / 1000000))
 	ms_b=$(((b1 - b0) / 1000000))
 }
-# pair NICE: a nice 0 and a nice NICE spinner on CPU 1; ms_a, ms_b as share.
+# pair CMD...: a nice 0 spinner and CMD on CPU 1; ms_a, ms_b as share.
 pair() {
 	taskset -c 1 "$uleload" spinner 30 >/dev/null &
 	_p0=$!
-	taskset -c 1 nice -n "$1" "$uleload" spinner 30 >/dev/null &
+	taskset -c 1 "$@" >/dev/null &
 	_p1=$!
 	sleep 0.5
 	share $_p0 $_p1
@@ -137,13 +138,13 @@ pair() {
 	wait $_p0 $_p1 2>/dev/null
 	total=$((ms_a + ms_b))
 }
-pair 1
+pair nice -n 1 "$uleload" spinner 30
 if [ $total -gt 0 ] && [ $((ms_a * 100 / total)) -ge 30 ] && [ $((ms_b * 100 / total)) -ge 30 ]; then
 	ok "nice 0 and nice 1 spinners share a CPU: ${ms_a} ms and ${ms_b} ms in 2 s"
 else
 	not_ok "nice 0 and nice 1 spinners share a CPU: ${ms_a} ms and ${ms_b} ms in 2 s"
 fi
-pair 2
+pair nice -n 2 "$uleload" spinner 30
 if [ $total -gt 0 ] && [ $((ms_b * 100 / total)) -lt 5 ]; then
 	ok "nice 2 spinner starves beside nice 0: ${ms_b} ms against ${ms_a} ms in 2 s"
 else
@@ -159,6 +160,25 @@ for v in 0 2 1; do
 	"$uleload" write $Y $v >/dev/null
 	check "$(cat $Y)" $v "kernel.sched_bmq_yield_type takes $v"
 done
+# What each type does to a task calling sched_yield() in a loop beside a
+# spinner of its level: 0 keeps it running until its slice ends (they
+# share), 1 (requeue) and 2 (skip once) hand the CPU to the spinner.
+for v in 0 1 2; do
+	"$uleload" write $Y $v >/dev/null
+	pair "$uleload" yielder 30
+	pct=$((ms_b * 100 / (total + 1)))
+	if [ $v = 0 ]; then
+		lo=30 hi=70
+	else
+		lo=0 hi=10
+	fi
+	if int_between $pct $lo $hi; then
+		ok "yield type $v: the yielder had $pct % of the CPU ($ms_b of $total ms)"
+	else
+		not_ok "yield type $v: the yielder had $pct % of the CPU ($ms_b of $total ms), want $lo-$hi"
+	fi
+done
+"$uleload" write $Y 1 >/dev/null
 
 # e. The slice.
 slice_check "$uleload" "$slice_ms" 2

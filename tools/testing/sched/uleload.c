@@ -5,6 +5,7 @@
  *   uleload sleeper RUN_US SLEEP_US SECONDS  runs RUN_US, sleeps SLEEP_US,
  *                                            over and over: interactive
  *   uleload spinner SECONDS                  one CPU-bound thread: batch
+ *   uleload yielder SECONDS                  calls sched_yield() in a loop
  *   uleload turn RUN_US SLEEP_US S1 S2       a sleeper for S1 seconds, then
  *                                            prints "spinning loops L" and
  *                                            spins S2 seconds
@@ -463,6 +464,7 @@ static long arg(char **argv, int i, long min)
 static int print_usage(void)
 {
 	fprintf(stderr, "usage: uleload sleeper RUN_US SLEEP_US SECONDS | spinner SECONDS |\n"
+			"       yielder SECONDS |\n"
 			"       turn RUN_US SLEEP_US S1 S2 | frames FPS WORK_US SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
 			"       pi | write FILE VALUE\n");
@@ -485,6 +487,12 @@ int main(int argc, char **argv)
 		return spinners(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "spinner") && argc == 3) {
 		spin_until(now_us() + arg(argv, 2, 1) * 1000000L);
+		err = 0;
+	} else if (!strcmp(cmd, "yielder") && argc == 3) {
+		long end = now_us() + arg(argv, 2, 1) * 1000000L;
+
+		while (now_us() < end)
+			sched_yield();
 		err = 0;
 	} else if (!strcmp(cmd, "sleeper") && argc == 5) {
 		run_us = arg(argv, 2, 1);
