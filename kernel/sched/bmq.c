@@ -153,31 +153,41 @@ static inline void bmq_kick_smt(struct rq *rq) { }
 #endif
 
 #ifdef CONFIG_SCHED_HRTICK
-/* Expire the slice on time rather than at the next tick. */
-static void bmq_hrtick_start_ns(struct rq *rq, s64 delay)
-{
-	if (hrtick_enabled(rq))
-		hrtick_start(rq, max_t(s64, delay, BMQ_RESCHED_NS));
-}
-
+/*
+ * Expire the slice on time rather than at the next tick (sched_feat
+ * HRTICK_BMQ, on by default as in Project C). Programming or
+ * cancelling a timer at every switch and sleep cost more than the
+ * scheduling (hackbench and pipe 15-35 % slower, measured), so: a slice
+ * that outlasts the next tick is left to that tick, which arms the hrtick
+ * for the rest; the hrtick is never cancelled, and one due before the
+ * wanted time plus BMQ_RESCHED_NS (what counts as a used-up slice anyway)
+ * stays. The core ignores it if it fires into another class's task
+ * (hrtick_stale()).
+ */
 static void bmq_hrtick_start(struct rq *rq, struct task_struct *p)
 {
-	bmq_hrtick_start_ns(rq, p->bmq.slice);
+	struct hrtimer *timer = &rq->hrtick_timer;
+	s64 delay = max_t(s64, p->bmq.slice, BMQ_RESCHED_NS);
+	u64 now = rq_clock(rq), tick = rq->bmq.next_tick;
+
+	if (!sched_feat(HRTICK_BMQ) || !hrtick_enabled(rq) ||
+	    (tick > now && now + delay > tick))
+		return;
+	if (hrtimer_is_queued(timer) &&
+	    ktime_before(hrtimer_get_expires(timer),
+			 ktime_add_ns(hrtimer_cb_get_time(timer), delay + BMQ_RESCHED_NS)))
+		return;
+	hrtick_start(rq, delay);
 }
 
-/*
- * The core clears the hrtick only for CFS and deadline's features: stop
- * ours so that it does not fire into the next task's class.
- */
-static void bmq_hrtick_cancel(struct rq *rq)
+/* The tick after this one is due within TICK_NSEC. */
+static inline void bmq_tick_seen(struct rq *rq)
 {
-	if (hrtimer_active(&rq->hrtick_timer))
-		hrtimer_try_to_cancel(&rq->hrtick_timer);
+	rq->bmq.next_tick = rq_clock(rq) + TICK_NSEC;
 }
 #else
-static inline void bmq_hrtick_start_ns(struct rq *rq, s64 delay) { }
 static inline void bmq_hrtick_start(struct rq *rq, struct task_struct *p) { }
-static inline void bmq_hrtick_cancel(struct rq *rq) { }
+static inline void bmq_tick_seen(struct rq *rq) { }
 #endif
 
 /* Charge the running task's time to it and to its slice. */
@@ -274,32 +284,19 @@ static u64 bmq_ran_since_pick(struct task_struct *curr)
 }
 
 /*
- * How much longer the running task keeps the CPU against a better level
- * waiting beside it: 0 once it has had wakeup_gran since its pick.
- */
-static u64 bmq_gran_left(struct task_struct *curr)
-{
-	u64 gran = (u64)READ_ONCE(sysctl_sched_bmq_wakeup_gran_us) * NSEC_PER_USEC;
-	u64 ran = bmq_ran_since_pick(curr);
-
-	return ran < gran ? gran - ran : 0;
-}
-
-/*
  * Only a strictly better level preempts; equals wait their turn. The
- * preemption waits until the running task has had wakeup_gran on the CPU,
- * as CFS's wakeup granularity does; the tick or hrtick then reschedules.
- * Without it, each message of a pipe or socket load wakes a receiver one
- * level better that preempts the sender at once.
+ * preemption waits until the running task has had wakeup_gran on the CPU
+ * since its pick, as CFS's wakeup granularity does; until then the tick
+ * re-checks (a timer per deferral cost more timer interrupts than the
+ * switches it saved). Without it, each message of a pipe or socket load
+ * wakes a receiver one level better that preempts the sender at once.
  */
 static void bmq_preempt_after_gran(struct rq *rq, struct task_struct *curr)
 {
-	u64 left = bmq_gran_left(curr);
+	u64 gran = (u64)READ_ONCE(sysctl_sched_bmq_wakeup_gran_us) * NSEC_PER_USEC;
 
-	if (!left)
+	if (bmq_ran_since_pick(curr) >= gran)
 		resched_curr(rq);
-	else
-		bmq_hrtick_start_ns(rq, min_t(s64, left, curr->bmq.slice));
 }
 
 static void check_preempt_curr_bmq(struct rq *rq, struct task_struct *p, int flags)
@@ -360,7 +357,6 @@ static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
 {
 	update_curr_bmq(rq);
 	bmq_update_util(rq, 1);
-	bmq_hrtick_cancel(rq);
 	/* A task saved out for a change is neither expired nor requeued. */
 	if (((p->bmq.flags & BMQ_F_LISTED) || (p->bmq.flags & BMQ_F_SLEPT)) &&
 	    p->bmq.slice < BMQ_RESCHED_NS)
@@ -373,12 +369,15 @@ static void task_tick_bmq(struct rq *rq, struct task_struct *p, int queued)
 {
 	update_curr_bmq(rq);
 	bmq_update_util(rq, 1);
-	if (p->bmq.slice < BMQ_RESCHED_NS)
+	if (!queued)
+		bmq_tick_seen(rq);
+	if (p->bmq.slice < BMQ_RESCHED_NS) {
 		resched_curr(rq);
-	else if (rq->bmq.prio < p->bmq.level)
-		bmq_preempt_after_gran(rq, p);
-	else if (queued)
+	} else {
+		if (rq->bmq.prio < p->bmq.level)
+			bmq_preempt_after_gran(rq, p);
 		bmq_hrtick_start(rq, p);
+	}
 	if (!queued) {
 		bmq_kick_idle(rq);
 		bmq_kick_smt(rq);
@@ -438,8 +437,6 @@ static void switched_to_bmq(struct rq *rq, struct task_struct *p)
 static void switched_from_bmq(struct rq *rq, struct task_struct *p)
 {
 	p->bmq.flags &= ~BMQ_F_HEAD;
-	if (task_current(rq, p))
-		bmq_hrtick_cancel(rq);
 }
 
 static unsigned int get_rr_interval_bmq(struct rq *rq, struct task_struct *task)

@@ -38,6 +38,10 @@ struct bmq_rq {
 	u8			prio;
 	/* Yield type 2: the task the next pick passes over once. */
 	struct task_struct	*skip;
+#ifdef CONFIG_SCHED_HRTICK
+	/* When the scheduler tick is next due here, in rq_clock() time. */
+	u64			next_tick;
+#endif
 #ifdef CONFIG_SMP
 	/* Utilisation of BMQ tasks for schedutil (PELT, like avg_rt). */
 	struct sched_avg	avg;

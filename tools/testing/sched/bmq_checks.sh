@@ -15,7 +15,9 @@
 #      idle CPUs within 2 s (task_migrate reason=idle_balance);
 #   g. kernel.sched_bmq_wakeup_gran_us: default, rejected writes, and a
 #      boosted sleeper beside a spinner waits longer per wakeup when the
-#      preemption waits for the granularity than with 0 (Project C).
+#      preemption waits for the granularity than with 0 (Project C);
+#   h. sched feature HRTICK_BMQ: on by default, two spinners sharing a
+#      CPU run a slice per pick; off, the tick ends slices late.
 # Usage: bmq_checks.sh OUTDIR ULELOAD [SLICE_MS]
 out=${1:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
 uleload=${2:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
@@ -29,7 +31,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..27"
+echo "1..29"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -243,3 +245,41 @@ if [ $late -ge 500 ] && [ $late -ge $((4 * now)) ]; then
 else
 	not_ok "a wakeup preempts at once with 0 ($now us per run), waits with 1 s ($late us)"
 fi
+
+# h. HRTICK_BMQ. run_per_pick: two spinners on CPU 1 for 2 s; sets
+# per_pick to their mean run in us each time they got the CPU.
+F=/sys/kernel/debug/sched/features
+run_per_pick() {
+	taskset -c 1 "$uleload" spinner 30 >/dev/null &
+	_a=$!
+	taskset -c 1 "$uleload" spinner 30 >/dev/null &
+	_b=$!
+	sleep 0.5
+	cpu_ns $_a
+	a_ns=$ns a_runs=$runs
+	cpu_ns $_b
+	b_ns=$ns b_runs=$runs
+	sleep 2
+	cpu_ns $_a
+	a_ns=$((ns - a_ns)) a_runs=$((runs - a_runs))
+	cpu_ns $_b
+	kill $_a $_b
+	wait $_a $_b 2>/dev/null
+	per_pick=$(((a_ns + ns - b_ns) / ((a_runs + runs - b_runs) * 1000 + 1)))
+}
+slice_us=$(slice_max_us "$slice_ms")
+run_per_pick
+if grep -qw HRTICK_BMQ $F && int_between $per_pick $((slice_us * 3 / 4)) $((slice_us * 5 / 4)); then
+	ok "HRTICK_BMQ (default): spinners run $per_pick us per pick (slice $slice_us us)"
+else
+	not_ok "HRTICK_BMQ (default): spinners run $per_pick us per pick, want about $slice_us; $(tr ' ' '\n' <$F | grep HRTICK)"
+fi
+echo NO_HRTICK_BMQ >$F
+run_per_pick
+echo HRTICK_BMQ >$F
+if [ $per_pick -gt $((slice_us * 13 / 10)) ]; then
+	ok "NO_HRTICK_BMQ: the tick ends slices late, $per_pick us per pick"
+else
+	not_ok "NO_HRTICK_BMQ: spinners run $per_pick us per pick, want above $((slice_us * 13 / 10))"
+fi
+
