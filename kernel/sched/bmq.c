@@ -532,10 +532,39 @@ static bool bmq_preemptible(int cpu, unsigned int level)
 	return READ_ONCE(rq->bmq.prio) > level;
 }
 
+/* Every SMT sibling of @cpu is marked idle: bit operations only. */
+static bool bmq_idle_core_hint(int cpu)
+{
+#ifdef CONFIG_SCHED_SMT
+	return cpumask_subset(cpu_smt_mask(cpu), &bmq_idle_hint);
+#else
+	return true;
+#endif
+}
+
+/*
+ * The CPU of @mask closest to @prev that is idle indeed (with its SMT
+ * siblings, if @core). @mask holds CPUs marked idle, so a try costs one
+ * remote read; a stale mark is dropped from @mask and the next one tried.
+ */
+static int bmq_closest_idle(int prev, struct cpumask *mask, bool core)
+{
+	while (!cpumask_empty(mask)) {
+		int cpu = bmq_closest(prev, mask);
+
+		if (bmq_idle_cpu(cpu) && (!core || bmq_idle_core(cpu)))
+			return cpu;
+		__cpumask_clear_cpu(cpu, mask);
+	}
+	return -1;
+}
+
 /*
  * Project C's select_task_rq(): an idle core, else an idle CPU, else a
  * CPU running worse BMQ work (searched within the last-level cache of
- * @prev, to bound the cost), else @prev or the closest allowed CPU.
+ * @prev, to bound the cost), else @prev or the closest allowed CPU. Idle
+ * candidates come from bmq_idle_hint by bit operations, as Project C's
+ * idle masks do; only the chosen ones are read.
  */
 static int bmq_select_cpu(struct task_struct *p, int prev)
 {
@@ -545,25 +574,23 @@ static int bmq_select_cpu(struct task_struct *p, int prev)
 	struct sched_domain *sd;
 	int cpu;
 
-	cpumask_and(cand, p->cpus_ptr, cpu_active_mask);
-	if (cpumask_empty(cand))
+	if (!cpumask_and(cand, p->cpus_ptr, cpu_active_mask))
 		return prev;
-	cpumask_clear(idle);
-	for_each_cpu_and(cpu, cand, &bmq_idle_hint) {
-		if (bmq_idle_cpu(cpu))
-			__cpumask_set_cpu(cpu, idle);
-	}
-	if (!cpumask_empty(idle)) {
+	if (cpumask_and(idle, cand, &bmq_idle_hint)) {
 		if (sched_smt_active()) {
 			cpumask_clear(cand);
 			for_each_cpu(cpu, idle) {
-				if (bmq_idle_core(cpu))
+				if (bmq_idle_core_hint(cpu))
 					__cpumask_set_cpu(cpu, cand);
 			}
-			if (!cpumask_empty(cand))
-				return bmq_closest(prev, cand);
+			cpu = bmq_closest_idle(prev, cand, true);
+			if (cpu >= 0)
+				return cpu;
 		}
-		return bmq_closest(prev, idle);
+		cpu = bmq_closest_idle(prev, idle, false);
+		if (cpu >= 0)
+			return cpu;
+		cpumask_and(cand, p->cpus_ptr, cpu_active_mask);
 	}
 	if (cpumask_test_cpu(prev, cand) && bmq_preemptible(prev, level))
 		return prev;

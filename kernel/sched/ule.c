@@ -942,13 +942,132 @@ static bool ule_core_idle(int cpu)
 	return true;
 }
 
+/* @cpu runs nothing better than ULE's idle band: a remote read. */
+static bool ule_cpu_idle(int cpu)
+{
+	sched_ev_seen_cpu(cpu);
+	return ule_cpu_lowpri(cpu) >= ULE_PRI_MIN_IDLE;
+}
+
+/* Every SMT sibling of @cpu is marked idle: bit operations only. */
+static bool ule_core_idle_hint(int cpu)
+{
+#ifdef CONFIG_SCHED_SMT
+	return cpumask_subset(cpu_smt_mask(cpu), &ule_idle_cpus);
+#else
+	return true;
+#endif
+}
+
+/*
+ * An idle CPU of @span that @p may use, on an idle core if @core, the
+ * first from @prev on. Candidates come from ule_idle_cpus, so only CPUs
+ * marked idle are read.
+ */
+static int ule_idle_in(struct task_struct *p, const struct cpumask *span, int prev, bool core)
+{
+	int cpu;
+
+	for_each_cpu_wrap(cpu, span, prev) {
+		if (!cpumask_test_cpu(cpu, &ule_idle_cpus) || !cpumask_test_cpu(cpu, p->cpus_ptr) ||
+		    !cpu_active(cpu) || (core && !ule_core_idle_hint(cpu)))
+			continue;
+		if (ule_cpu_idle(cpu))
+			return cpu;
+	}
+	return -1;
+}
+
+/* An idle CPU of @span for @p, on an idle core first when SMT is on. */
+static int ule_idle_cpu(struct task_struct *p, const struct cpumask *span, int prev)
+{
+	int cpu = -1;
+
+	if (sched_smt_active())
+		cpu = ule_idle_in(p, span, prev, true);
+	return cpu >= 0 ? cpu : ule_idle_in(p, span, prev, false);
+}
+
+/*
+ * cpu_search()'s least loaded path where idle CPUs are concerned: from
+ * @sd down, the group with the most CPUs marked idle (ties: @prev's),
+ * counted with bit operations instead of reading every runqueue.
+ */
+static const struct cpumask *ule_idlest_span(struct sched_domain *sd, int prev)
+{
+	const struct cpumask *span = sched_domain_span(sd);
+
+	while (sd) {
+		struct sched_group *sg = sd->groups, *best = NULL;
+		unsigned int most = 0;
+
+		do {
+			const struct cpumask *gspan = sched_group_span(sg);
+			unsigned int n = cpumask_weight_and(gspan, &ule_idle_cpus);
+
+			if (n > most || (n && n == most && cpumask_test_cpu(prev, gspan))) {
+				most = n;
+				best = sg;
+			}
+			sg = sg->next;
+		} while (sg != sd->groups);
+		if (!best)
+			break;
+		span = sched_group_span(best);
+		sd = ule_child_domain(sd, best);
+	}
+	return span;
+}
+
+/* The least loaded allowed CPU of @llc running worse than @pri. */
+static int ule_lowest_llc(struct sched_domain *llc, struct task_struct *p, int pri, int prev)
+{
+	if (!llc)
+		return ule_lowest(NULL, cpu_active_mask, p->cpus_ptr, pri, INT_MAX, prev);
+	return ule_lowest(llc, NULL, p->cpus_ptr, pri, INT_MAX, prev);
+}
+
+/*
+ * No CPU @p may use is idle. FreeBSD then searches the whole machine for
+ * the least loaded CPU running worse work, then for the least loaded
+ * CPU. To bound the cost, this compares two last-level caches, @prev's
+ * and one picked at random, which over many wakeups still finds the less
+ * loaded caches; idle stealing and the balancer do the rest.
+ */
+static int ule_busy_pick(struct task_struct *p, struct sched_domain *llc, int prev, int pri)
+{
+	struct sched_domain *far = NULL;
+	int cpu, other, tries;
+
+	if (llc) {
+		for_each_cpu_wrap(cpu, cpu_active_mask, ule_random() % nr_cpu_ids) {
+			if (cpumask_test_cpu(cpu, sched_domain_span(llc)) ||
+			    !cpumask_test_cpu(cpu, p->cpus_ptr))
+				continue;
+			far = rcu_dereference(per_cpu(sd_llc, cpu));
+			break;
+		}
+	}
+	for (tries = 0; tries < 2; tries++, pri = -1) {
+		cpu = ule_lowest_llc(llc, p, pri, prev);
+		other = far ? ule_lowest_llc(far, p, pri, prev) : -1;
+		if (other >= 0 && (cpu < 0 || READ_ONCE(cpu_rq(other)->ule.load) <
+					      READ_ONCE(cpu_rq(cpu)->ule.load)))
+			cpu = other;
+		if (cpu >= 0)
+			return cpu;
+	}
+	return -1;
+}
+
 /*
  * sched_pickcpu(): the previous CPU if it is idle and the cache is warm
- * (its whole core, on SMT); else the least loaded idle CPU of the last
- * level cache while the cache is warm; else the least loaded CPU running
- * worse priority work anywhere; else the least loaded CPU. The waking CPU
- * wins if it runs worse work and is not busier than that choice plus one.
- * Bounded: the machine-wide passes only run when the LLC has no room.
+ * (its whole core, on SMT); else an idle CPU of the last level cache
+ * while the cache is warm; else an idle CPU on the least loaded path of
+ * the machine; else the least loaded CPU running worse priority work,
+ * else the least loaded CPU, of two caches. The waking CPU wins if it
+ * runs worse work and is not busier than that choice plus one. Bounded:
+ * idle CPUs are found from a mask and only two caches are searched.
  */
 static int ule_pickcpu(struct task_struct *p, int prev, int wake_flags)
 {
@@ -975,12 +1094,14 @@ static int ule_pickcpu(struct task_struct *p, int prev, int wake_flags)
 	llc = rcu_dereference(per_cpu(sd_llc, prev));
 	top = ule_top_domain(prev);
 	if (llc && llc != top && ule_affine(p, now, 3))
-		cpu = ule_lowest(llc, NULL, p->cpus_ptr,
-				 max_t(int, pri, ULE_PRI_MAX_TIMESHARE), INT_MAX, prev);
+		cpu = ule_idle_cpu(p, sched_domain_span(llc), prev);
+	if (cpu < 0 && top) {
+		cpu = ule_idle_cpu(p, ule_idlest_span(top, prev), prev);
+		if (cpu < 0)
+			cpu = ule_idle_cpu(p, sched_domain_span(top), prev);
+	}
 	if (cpu < 0)
-		cpu = ule_lowest(top, cpu_active_mask, p->cpus_ptr, pri, INT_MAX, prev);
-	if (cpu < 0)
-		cpu = ule_lowest(top, cpu_active_mask, p->cpus_ptr, -1, INT_MAX, prev);
+		cpu = ule_busy_pick(p, llc, prev, pri);
 	rcu_read_unlock();
 	if (cpu < 0)
 		return prev;
