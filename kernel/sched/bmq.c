@@ -878,9 +878,10 @@ static void bmq_kick_smt(struct rq *rq)
 	rcu_read_unlock();
 }
 
+/* As in ULE: a CPU going idle under another normal class does not pull. */
 static int balance_bmq(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
 {
-	if (!rq->bmq.nr) {
+	if (!rq->bmq.nr && READ_ONCE(sched_normal_class) == &bmq_sched_class) {
 		rq_unpin_lock(rq, rf);
 		bmq_pull(rq);
 		rq_repin_lock(rq, rf);

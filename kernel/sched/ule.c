@@ -1284,9 +1284,14 @@ out:
 	rcu_read_unlock();
 }
 
+/*
+ * The core calls this for every class below prev's, so a CPU going idle
+ * under CFS passes here too: steal only while ULE runs normal tasks, or
+ * each idle entry would scan the machine for ULE tasks that are not there.
+ */
 static int balance_ule(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
 {
-	if (!rq->ule.load) {
+	if (!rq->ule.load && READ_ONCE(sched_normal_class) == &ule_sched_class) {
 		rq_unpin_lock(rq, rf);
 		ule_idle_steal(rq);
 		rq_repin_lock(rq, rf);
