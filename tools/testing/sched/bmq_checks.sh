@@ -17,7 +17,9 @@
 #      boosted sleeper beside a spinner waits longer per wakeup when the
 #      preemption waits for the granularity than with 0 (Project C);
 #   h. sched feature HRTICK_BMQ: on by default, two spinners sharing a
-#      CPU run a slice per pick; off, the tick ends slices late.
+#      CPU run a slice per pick; off, the tick ends slices late;
+#   i. priority inheritance: the owner of a PI mutex runs at the level of
+#      its nice -10 waiter until it unlocks.
 # Usage: bmq_checks.sh OUTDIR ULELOAD [SLICE_MS]
 out=${1:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
 uleload=${2:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
@@ -31,7 +33,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..29"
+echo "1..32"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -283,3 +285,32 @@ else
 	not_ok "NO_HRTICK_BMQ: spinners run $per_pick us per pick, want above $((slice_us * 13 / 10))"
 fi
 
+# i. Priority inheritance: a nice 0 owner spins holding a PI mutex and a
+# nice -10 waiter blocks on it; the owner runs at the waiter's priority
+# (110), five levels better at its boost, until it unlocks 5 s later.
+# The main thread prints "tids" only then: the boosted owner keeps it,
+# nice 0 on the same CPU, off the CPU meanwhile (strict levels).
+taskset -c 1 "$uleload" pi -10 >$out/pi.txt &
+pi=$!
+owner=$(wait_line $out/pi.txt owner 50)
+waiter=$(wait_line $out/pi.txt waiting 50)
+sleep 0.5
+bmq_read /proc/$pi/task/$owner/sched
+echo "# owner $owner: $(bmq_state); waiter $waiter"
+if [ "$s_prio" = 110 ] && [ "$b_level" = $(((110 - 100 + 7 + b_boost) / 2)) ]; then
+	ok "the PI mutex's owner runs at its nice -10 waiter's level: $(bmq_state)"
+else
+	not_ok "the PI mutex's owner runs at its nice -10 waiter's level: $(bmq_state)"
+fi
+check "$(wait_line $out/pi.txt unlocked 80)" "$owner" "the owner unlocks"
+sleep 0.3
+bmq_read /proc/$pi/task/$owner/sched
+if [ "$s_prio" = 120 ] && [ "$b_level" = $(((120 - 100 + 7 + b_boost) / 2)) ]; then
+	ok "after unlocking, the owner is back at its own level: $(bmq_state)"
+else
+	not_ok "after unlocking, the owner is back at its own level: $(bmq_state)"
+fi
+grep -E "lock failed|setpriority failed" $out/pi.txt | sed 's/^/# /'
+kill $pi 2>/dev/null
+wait $pi 2>/dev/null
+tap_done

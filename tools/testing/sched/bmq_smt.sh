@@ -100,3 +100,4 @@ grep "task_migrate: .* reason=active_balance" $T/trace | head -3 | sed 's/^/# /'
 echo 0 >$T/events/sched_events/task_migrate/enable
 kill $a $b
 wait $a $b 2>/dev/null
+tap_done

@@ -21,16 +21,20 @@
  *                                            in a recording), allows every
  *                                            spinner every CPU and prints
  *                                            "unpinned marker_cpu C"
- *   uleload pi                               priority lending: an owner thread
+ *   uleload pi [WAITER_NICE]                 priority lending: an owner thread
  *                                            spins holding a PTHREAD_PRIO_INHERIT
  *                                            mutex; a waiter runs 0.5 ms and
  *                                            sleeps 19.5 ms until ULE has had
  *                                            it interactive for 3 s (at most
- *                                            20 s), prints "waiting TID"
+ *                                            20 s) or, given WAITER_NICE,
+ *                                            sets that nice value and goes
+ *                                            straight on, prints "waiting TID"
  *                                            and blocks on the mutex; 5 s
  *                                            later the owner unlocks, prints
  *                                            "unlocked TID", spins 5 s more.
- *                                            Prints "tids OWNER WAITER" first
+ *                                            Prints "owner TID" before the
+ *                                            waiter starts, "tids OWNER
+ *                                            WAITER" once it has
  *   uleload frames FPS WORK_US SECONDS       a frame task: FPS times a second
  *                                            needs WORK_US of CPU time before
  *                                            the next frame is due; prints
@@ -57,6 +61,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -282,6 +287,8 @@ static int pool(long n, long seconds)
 
 static pthread_mutex_t pi_mutex;
 static atomic_long pi_waiting_us;
+/* pi NICE: the waiter's nice value; without it, wait to be interactive. */
+static int pi_nice_set, pi_nice;
 
 /* Is this thread on ULE's realtime (interactive) queue? */
 static int ule_interactive_now(void)
@@ -323,8 +330,12 @@ static void *pi_waiter(void *arg)
 	int err;
 
 	__atomic_store_n(&tids[1], gettid(), __ATOMIC_RELEASE);
+	if (pi_nice_set && setpriority(PRIO_PROCESS, gettid(), pi_nice)) {
+		printf("setpriority failed: %s\n", strerror(errno));
+		end = 0;
+	}
 	/* Until ULE has had it interactive for 3 s running (checked 5/s). */
-	while (now_us() < end) {
+	while (!pi_nice_set && now_us() < end) {
 		spin_until(now_us() + 500);
 		sleep_for(19500);
 		if (++loops % 10)
@@ -414,6 +425,8 @@ static int pi(void)
 		return 1;
 	while (!atomic_load(&started))		/* the owner holds the mutex */
 		sleep_for(1000);
+	/* Now: a boosted owner may keep this thread off its CPU for 5 s. */
+	printf("owner %d\n", __atomic_load_n(&tids[0], __ATOMIC_ACQUIRE));
 	if (pthread_create(&waiter, NULL, pi_waiter, NULL))
 		return 1;
 	while (!__atomic_load_n(&tids[1], __ATOMIC_ACQUIRE))
@@ -467,7 +480,7 @@ static int print_usage(void)
 			"       yielder SECONDS |\n"
 			"       turn RUN_US SLEEP_US S1 S2 | frames FPS WORK_US SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
-			"       pi | write FILE VALUE\n");
+			"       pi [WAITER_NICE] | write FILE VALUE\n");
 	return 2;
 }
 
@@ -479,8 +492,13 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(cmd, "write") && argc == 4)
 		return write_value(argv[2], argv[3]);
-	if (!strcmp(cmd, "pi") && argc == 2)
+	if (!strcmp(cmd, "pi") && (argc == 2 || argc == 3)) {
+		if (argc == 3) {
+			pi_nice = arg(argv, 2, -20);
+			pi_nice_set = 1;
+		}
 		return pi();
+	}
 	if (!strcmp(cmd, "frames") && argc == 5)
 		return frame_task(arg(argv, 2, 1), arg(argv, 3, 1), arg(argv, 4, 1));
 	if (!strcmp(cmd, "spinners") && argc == 4)
