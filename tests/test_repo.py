@@ -63,3 +63,24 @@ def test_checkpatch_patch(checkpatch, patch):
 def test_checkpatch_new_file(checkpatch, path):
     rc, out = run_checkpatch(checkpatch, "-f", str(paths.REPO / path))
     assert rc == 0 and "total: 0 errors, 0 warnings, 0 checks" in out, out
+
+
+RST_DOCS = sorted((paths.REPO / "Documentation").rglob("*.rst"))
+
+
+@pytest.mark.parametrize("doc", RST_DOCS, ids=lambda p: p.name)
+def test_rst_document_parses(doc):
+    """docutils reports malformed tables, bad indentation and the like
+    (Sphinx roles and directives it does not know are not errors here)."""
+    import io
+
+    import docutils.core
+
+    errors = io.StringIO()
+    docutils.core.publish_doctree(doc.read_text(), source_path=str(doc),
+                                  settings_overrides={"report_level": 2, "halt_level": 5,
+                                                      "warning_stream": errors})
+    problems = [line for line in errors.getvalue().splitlines()
+                if re.search(r"\((WARNING|ERROR|SEVERE)/", line)
+                and not re.search(r'Unknown interpreted text role|No role entry|Unknown directive type', line)]
+    assert not problems, "\n".join(problems)
