@@ -532,16 +532,6 @@ static bool bmq_preemptible(int cpu, unsigned int level)
 	return READ_ONCE(rq->bmq.prio) > level;
 }
 
-/* Every SMT sibling of @cpu is marked idle: bit operations only. */
-static bool bmq_idle_core_hint(int cpu)
-{
-#ifdef CONFIG_SCHED_SMT
-	return cpumask_subset(cpu_smt_mask(cpu), &bmq_idle_hint);
-#else
-	return true;
-#endif
-}
-
 /*
  * The CPU of @mask closest to @prev that is idle indeed (with its SMT
  * siblings, if @core). @mask holds CPUs marked idle, so a try costs one
@@ -580,7 +570,7 @@ static int bmq_select_cpu(struct task_struct *p, int prev)
 		if (sched_smt_active()) {
 			cpumask_clear(cand);
 			for_each_cpu(cpu, idle) {
-				if (bmq_idle_core_hint(cpu))
+				if (cpu_smt_in(cpu, &bmq_idle_hint))
 					__cpumask_set_cpu(cpu, cand);
 			}
 			cpu = bmq_closest_idle(prev, cand, true);

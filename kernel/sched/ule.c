@@ -929,19 +929,6 @@ static bool ule_affine(struct task_struct *p, u64 now, int level)
 	return ule_since(now, p->ule.last_ran) < (u64)level * ULE_TICK_NS;
 }
 
-static bool ule_core_idle(int cpu)
-{
-#ifdef CONFIG_SCHED_SMT
-	int sibling;
-
-	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
-		if (ule_cpu_lowpri(sibling) < ULE_PRI_MIN_IDLE)
-			return false;
-	}
-#endif
-	return true;
-}
-
 /* @cpu runs nothing better than ULE's idle band: a remote read. */
 static bool ule_cpu_idle(int cpu)
 {
@@ -949,14 +936,17 @@ static bool ule_cpu_idle(int cpu)
 	return ule_cpu_lowpri(cpu) >= ULE_PRI_MIN_IDLE;
 }
 
-/* Every SMT sibling of @cpu is marked idle: bit operations only. */
-static bool ule_core_idle_hint(int cpu)
+static bool ule_core_idle(int cpu)
 {
 #ifdef CONFIG_SCHED_SMT
-	return cpumask_subset(cpu_smt_mask(cpu), &ule_idle_cpus);
-#else
-	return true;
+	int sibling;
+
+	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
+		if (!ule_cpu_idle(sibling))
+			return false;
+	}
 #endif
+	return true;
 }
 
 /*
@@ -970,7 +960,7 @@ static int ule_idle_in(struct task_struct *p, const struct cpumask *span, int pr
 
 	for_each_cpu_wrap(cpu, span, prev) {
 		if (!cpumask_test_cpu(cpu, &ule_idle_cpus) || !cpumask_test_cpu(cpu, p->cpus_ptr) ||
-		    !cpu_active(cpu) || (core && !ule_core_idle_hint(cpu)))
+		    !cpu_active(cpu) || (core && !cpu_smt_in(cpu, &ule_idle_cpus)))
 			continue;
 		if (ule_cpu_idle(cpu))
 			return cpu;
@@ -991,12 +981,15 @@ static int ule_idle_cpu(struct task_struct *p, const struct cpumask *span, int p
 /*
  * cpu_search()'s least loaded path where idle CPUs are concerned: from
  * @sd down, the group with the most CPUs marked idle (ties: @prev's),
- * counted with bit operations instead of reading every runqueue.
+ * counted with bit operations instead of reading every runqueue. NULL
+ * when no CPU of @sd is marked idle.
  */
 static const struct cpumask *ule_idlest_span(struct sched_domain *sd, int prev)
 {
 	const struct cpumask *span = sched_domain_span(sd);
 
+	if (!cpumask_intersects(span, &ule_idle_cpus))
+		return NULL;
 	while (sd) {
 		struct sched_group *sg = sd->groups, *best = NULL;
 		unsigned int most = 0;
@@ -1084,10 +1077,8 @@ static int ule_pickcpu(struct task_struct *p, int prev, int wake_flags)
 	}
 	pri = p->ule.prio;
 
-	sched_ev_seen_cpu(prev);
-	if (cpumask_test_cpu(prev, p->cpus_ptr) && cpu_active(prev) &&
-	    ule_cpu_lowpri(prev) >= ULE_PRI_MIN_IDLE && ule_affine(p, now, 2) &&
-	    ule_core_idle(prev))
+	if (cpumask_test_cpu(prev, p->cpus_ptr) && cpu_active(prev) && ule_cpu_idle(prev) &&
+	    ule_affine(p, now, 2) && ule_core_idle(prev))
 		return prev;
 
 	rcu_read_lock();
@@ -1096,8 +1087,12 @@ static int ule_pickcpu(struct task_struct *p, int prev, int wake_flags)
 	if (llc && llc != top && ule_affine(p, now, 3))
 		cpu = ule_idle_cpu(p, sched_domain_span(llc), prev);
 	if (cpu < 0 && top) {
-		cpu = ule_idle_cpu(p, ule_idlest_span(top, prev), prev);
-		if (cpu < 0)
+		const struct cpumask *idlest = ule_idlest_span(top, prev);
+
+		/* The idlest path may hold no CPU @p may use: then any. */
+		if (idlest)
+			cpu = ule_idle_cpu(p, idlest, prev);
+		if (idlest && cpu < 0)
 			cpu = ule_idle_cpu(p, sched_domain_span(top), prev);
 	}
 	if (cpu < 0)
