@@ -290,10 +290,7 @@ fi
 # (110), five levels better at its boost, until it unlocks 5 s later.
 # The main thread prints "tids" only then: the boosted owner keeps it,
 # nice 0 on the same CPU, off the CPU meanwhile (strict levels).
-taskset -c 1 "$uleload" pi -10 >$out/pi.txt &
-pi=$!
-owner=$(wait_line $out/pi.txt owner 50)
-waiter=$(wait_line $out/pi.txt waiting 50)
+pi_start $out/pi.txt -10
 sleep 0.5
 bmq_read /proc/$pi/task/$owner/sched
 echo "# owner $owner: $(bmq_state); waiter $waiter"

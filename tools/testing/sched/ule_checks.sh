@@ -308,11 +308,7 @@ wait $spinner $sleeper 2>/dev/null
 # waiter's priority until it unlocks 5 s later. Both on CPU 1: with the
 # owner on another CPU the waiter would spin in rt_mutex's adaptive wait
 # and turn batch instead of blocking.
-taskset -c 1 "$uleload" pi >$out/pi.txt &
-pi=$!
-set -- $(wait_line $out/pi.txt tids 50)
-owner=$1
-waiter=$(wait_line $out/pi.txt waiting 300)
+pi_start $out/pi.txt
 sleep 0.5
 ule_read /proc/$pi/task/$waiter/sched
 wprio=$u_prio

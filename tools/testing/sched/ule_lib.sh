@@ -117,3 +117,13 @@ wait_line() {
 cpu_ns() {
 	read -r ns wait_ns runs 2>/dev/null </proc/"$1"/schedstat || ns=0 wait_ns=0 runs=0
 }
+
+# pi_start OUT [NICE]: "$uleload" pi on CPU 1, output to OUT; sets pi,
+# owner and waiter once the waiter blocks on the mutex (under ULE without
+# NICE it first waits to turn interactive: up to 30 s).
+pi_start() {
+	taskset -c 1 "$uleload" pi $2 >"$1" &
+	pi=$!
+	owner=$(wait_line "$1" owner 50)
+	waiter=$(wait_line "$1" waiting 300)
+}
