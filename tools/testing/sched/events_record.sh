@@ -41,10 +41,13 @@ cat $E/stats >"$out/recorder.stats"
 cat $T/trace >"$out/ftrace.txt"
 echo "# $(wc -c <"$out/recorder.bin") bytes dumped; $(grep -c task_migrate: "$out/ftrace.txt") ftrace task_migrate lines"
 
-# trace-cmd records the same tracepoints through ftrace.
+# trace-cmd records the same tracepoints through ftrace. One short task
+# pinned to each CPU first, so every CPU's run queue length is recorded even
+# when hackbench's eight tasks leave a CPU untouched.
 cd "$out" || exit 1
-if trace-cmd record -q -e sched_events -o "$out/trace.dat" \
-	hackbench -g 1 -f 4 -l 20 >/dev/null 2>"$out/trace-cmd.err"; then
+if trace-cmd record -q -e sched_events -o "$out/trace.dat" sh -c '
+	c=0; while [ $c -lt "$(nproc)" ]; do taskset -c $c true; c=$((c + 1)); done
+	exec hackbench -g 1 -f 4 -l 20' >/dev/null 2>"$out/trace-cmd.err"; then
 	ok "trace-cmd record -e sched_events"
 else
 	not_ok "trace-cmd record -e sched_events"
