@@ -56,6 +56,7 @@ while IFS='	' read -r coll tmo dir cmd; do
 		( (cd "$work/$coll" && exec timeout -k 5 "$tmo" $cmd) >/tmp/selftest.out 2>&1 </dev/null
 		  echo $? >/tmp/selftest.rc ) &
 		wait_for_test $((tmo + 30)) || stuck "$coll: $cmd" $((tmo + 30))
+		wait	# reap it: the status file is its last act
 		rc=$(cat /tmp/selftest.rc)
 		secs=$(awk -v s="$start" '{ printf "%.1f", $1 - s }' /proc/uptime)
 		sed 's/^/# /' /tmp/selftest.out | tail -n 40
