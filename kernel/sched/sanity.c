@@ -8,7 +8,8 @@
  * Every interval (kernel.sched_sanity_interval_ms, 1 s) a timer looks for
  * idle CPUs and for waiting tasks elsewhere that could run on them. Such a
  * pair is looked at again kernel.sched_sanity_confirm_ms (100 ms) later; if
- * the CPU is still idle and a task seen waiting the first time still waits,
+ * the CPU (or, once it took other work, another idle CPU the waiters may
+ * use) is still idle and a task seen waiting the first time still waits,
  * the violation is confirmed: logged once, listed in /proc/sched_sanity, a
  * flight recording of sched events is frozen, and the pair is re-checked
  * every confirm interval until it no longer holds, so the report says how
@@ -38,7 +39,7 @@ enum sanity_end {
 	SANITY_END_EXITED,	/* the waiting tasks exited */
 	SANITY_END_SLEPT,	/* the waiting tasks blocked */
 	SANITY_END_RAN,		/* they ran where they were; no waiter left */
-	SANITY_END_IDLE_BUSY,	/* the idle CPU took other work */
+	SANITY_END_IDLE_BUSY,	/* the idle CPU took other work; no other could */
 	SANITY_END_OFF,		/* the checker was switched off */
 };
 
@@ -104,6 +105,7 @@ static struct {
 	u64 checks;
 	u64 candidates;
 	u64 transient;
+	u64 repaired;		/* watches moved to another idle CPU */
 	u64 violations;
 	u64 dropped;		/* candidates not watched: all slots busy */
 	u64 cost_ns;		/* time spent in the timer, for overhead figures */
@@ -423,6 +425,29 @@ static void sanity_end(struct sanity_watch *sw, u64 now, enum sanity_end why)
 	sw->active = false;
 }
 
+/*
+ * @sw's idle CPU took other work, often a kernel thread for a moment. The
+ * violation goes on if the busy CPU's waiters may run on another idle CPU
+ * no other watch holds: follow that one instead of ending and finding the
+ * same violation again at the next scan. Returns the waiters found.
+ */
+static unsigned int sanity_repair(struct sanity_watch *sw, struct sanity_walk *wt,
+				  struct sanity_waiter *waiter)
+{
+	int cpu, i;
+
+	cpumask_clear(&sanity_idle);
+	for_each_online_cpu(cpu)
+		if (sanity_cpu_idle(cpu))
+			__cpumask_set_cpu(cpu, &sanity_idle);
+	for (i = 0; i < SANITY_MAX_WATCH; i++)
+		if (sanity_watch[i].active && &sanity_watch[i] != sw)
+			__cpumask_clear_cpu(sanity_watch[i].idle_cpu, &sanity_idle);
+	if (cpumask_empty(&sanity_idle))
+		return 0;
+	return sanity_probe(sw->busy_cpu, &sanity_idle, wt, waiter);
+}
+
 /* Re-examine the watched pairs: confirm, keep following, or let go. */
 static void sanity_follow(u64 now)
 {
@@ -440,8 +465,19 @@ static void sanity_follow(u64 now)
 			continue;
 
 		idle_still = sanity_cpu_idle(sw->idle_cpu);
-		nr = idle_still ? sanity_probe(sw->busy_cpu, cpumask_of(sw->idle_cpu), &wt,
-					       waiter) : 0;
+		if (idle_still) {
+			nr = sanity_probe(sw->busy_cpu, cpumask_of(sw->idle_cpu), &wt, waiter);
+		} else {
+			nr = sanity_repair(sw, &wt, waiter);
+			if (nr && idle_cpu(wt.target)) {
+				sw->idle_cpu = wt.target;
+				if (sw->report)
+					sw->report->idle_cpu = wt.target;
+				sanity_stat.repaired++;
+			} else {
+				nr = 0;
+			}
+		}
 
 		if (!sw->report) {
 			if (!nr || !sanity_same_waiter(sw)) {
@@ -621,8 +657,9 @@ static int sanity_show(struct seq_file *m, void *v)
 	seq_printf(m, "enabled %u interval_ms %u confirm_ms %u\n", sanity_running,
 		   READ_ONCE(sysctl_sched_sanity_interval_ms),
 		   READ_ONCE(sysctl_sched_sanity_confirm_ms));
-	seq_printf(m, "checks %llu candidates %llu transient %llu violations %llu dropped %llu cost_ns %llu\n",
+	seq_printf(m, "checks %llu candidates %llu transient %llu repaired %llu violations %llu dropped %llu cost_ns %llu\n",
 		   sanity_stat.checks, sanity_stat.candidates, sanity_stat.transient,
+		   sanity_stat.repaired,
 		   sanity_stat.violations, sanity_stat.dropped, sanity_stat.cost_ns);
 	first = sanity_next_id > SANITY_MAX_REPORTS ? sanity_next_id - SANITY_MAX_REPORTS : 1;
 	for (id = first; id < sanity_next_id; id++)
