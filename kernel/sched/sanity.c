@@ -301,30 +301,39 @@ static struct sanity_watch *sanity_free_watch(void)
 }
 
 /* The periodic check: pair busy CPUs with idle CPUs their waiters may use. */
+/*
+ * sanity_claimed: the CPUs of the active watches other than @self;
+ * sanity_idle: the idle CPUs among the rest, so none is offered twice.
+ * Returns whether any is left.
+ */
+static bool sanity_free_idle(const struct sanity_watch *self)
+{
+	int cpu, i;
+
+	cpumask_clear(&sanity_claimed);
+	for (i = 0; i < SANITY_MAX_WATCH; i++) {
+		if (sanity_watch[i].active && &sanity_watch[i] != self) {
+			__cpumask_set_cpu(sanity_watch[i].idle_cpu, &sanity_claimed);
+			__cpumask_set_cpu(sanity_watch[i].busy_cpu, &sanity_claimed);
+		}
+	}
+	cpumask_clear(&sanity_idle);
+	for_each_online_cpu(cpu)
+		if (!cpumask_test_cpu(cpu, &sanity_claimed) && sanity_cpu_idle(cpu))
+			__cpumask_set_cpu(cpu, &sanity_idle);
+	return !cpumask_empty(&sanity_idle);
+}
+
 static void sanity_scan(u64 now)
 {
 	struct sanity_waiter waiter[SANITY_MAX_WAITERS];
 	struct sanity_walk wt;
 	struct sanity_watch *sw;
 	unsigned int nr;
-	int cpu, i;
+	int cpu;
 
 	sanity_stat.checks++;
-	cpumask_clear(&sanity_idle);
-	for_each_online_cpu(cpu)
-		if (sanity_cpu_idle(cpu))
-			__cpumask_set_cpu(cpu, &sanity_idle);
-
-	/* Idle CPUs already being watched are not offered twice. */
-	cpumask_clear(&sanity_claimed);
-	for (i = 0; i < SANITY_MAX_WATCH; i++) {
-		if (sanity_watch[i].active) {
-			__cpumask_set_cpu(sanity_watch[i].idle_cpu, &sanity_claimed);
-			__cpumask_set_cpu(sanity_watch[i].busy_cpu, &sanity_claimed);
-		}
-	}
-	cpumask_andnot(&sanity_idle, &sanity_idle, &sanity_claimed);
-	if (cpumask_empty(&sanity_idle))
+	if (!sanity_free_idle(NULL))
 		return;
 
 	for_each_online_cpu(cpu) {
@@ -434,18 +443,18 @@ static void sanity_end(struct sanity_watch *sw, u64 now, enum sanity_end why)
 static unsigned int sanity_repair(struct sanity_watch *sw, struct sanity_walk *wt,
 				  struct sanity_waiter *waiter)
 {
-	int cpu, i;
+	unsigned int nr;
 
-	cpumask_clear(&sanity_idle);
-	for_each_online_cpu(cpu)
-		if (sanity_cpu_idle(cpu))
-			__cpumask_set_cpu(cpu, &sanity_idle);
-	for (i = 0; i < SANITY_MAX_WATCH; i++)
-		if (sanity_watch[i].active && &sanity_watch[i] != sw)
-			__cpumask_clear_cpu(sanity_watch[i].idle_cpu, &sanity_idle);
-	if (cpumask_empty(&sanity_idle))
+	if (!sanity_free_idle(sw))
 		return 0;
-	return sanity_probe(sw->busy_cpu, &sanity_idle, wt, waiter);
+	nr = sanity_probe(sw->busy_cpu, &sanity_idle, wt, waiter);
+	if (!nr || !idle_cpu(wt->target))
+		return 0;
+	sw->idle_cpu = wt->target;
+	if (sw->report)
+		sw->report->idle_cpu = wt->target;
+	sanity_stat.repaired++;
+	return nr;
 }
 
 /* Re-examine the watched pairs: confirm, keep following, or let go. */
@@ -465,19 +474,10 @@ static void sanity_follow(u64 now)
 			continue;
 
 		idle_still = sanity_cpu_idle(sw->idle_cpu);
-		if (idle_still) {
+		if (idle_still)
 			nr = sanity_probe(sw->busy_cpu, cpumask_of(sw->idle_cpu), &wt, waiter);
-		} else {
+		else
 			nr = sanity_repair(sw, &wt, waiter);
-			if (nr && idle_cpu(wt.target)) {
-				sw->idle_cpu = wt.target;
-				if (sw->report)
-					sw->report->idle_cpu = wt.target;
-				sanity_stat.repaired++;
-			} else {
-				nr = 0;
-			}
-		}
 
 		if (!sw->report) {
 			if (!nr || !sanity_same_waiter(sw)) {

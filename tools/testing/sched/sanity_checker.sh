@@ -37,7 +37,8 @@ balancing() {
 	fi
 }
 field() { awk -v f="$1" '{ print $f }'; }	# of a report line
-counter() { sed -n "/^checks /s/.*\\<$1 \\([0-9]*\\).*/\\1/p" $R; }	# of the stats line
+# counter NAME [FILE]: a counter of the stats line
+counter() { sed -n "/^checks /s/.*\\<$1 \\([0-9]*\\).*/\\1/p" "${2:-$R}"; }
 # Wait up to $1 tenths of a second for "reports | $2" to print something.
 wait_for() {
 	i=0
@@ -84,23 +85,33 @@ python3 "$here/spinners.py" --count 3 --from-cpu 1 --allowed 1-$(($(nproc) - 1))
 spin=$!
 while ! grep -q pids /tmp/spin.out 2>/dev/null; do sleep 0.1; done
 echo "sanity_checker: spinners running" >/dev/kmsg
-transient0=$(counter transient)
-checks0=$(counter checks)
+grep '^checks ' $R >/tmp/stats0
 line=$(wait_for 50 "awk '\$5 == 1'" | head -n 1)
 if [ -n "$line" ]; then
 	ok "violation with CPU 1 busy reported"
 	id=$(echo "$line" | field 1)
 	echo "# $line"
-	# A candidate whose idle CPU briefly runs something (a kworker) within
-	# M is a transient; the violation is then found again one S later.
-	extra=$(($(counter transient) - transient0))
-	echo "# since the spinners started: $(($(counter checks) - checks0)) checks, $extra transient"
+	# A candidate whose idle CPU runs something within M, with no other
+	# idle CPU left to follow it on, is a transient; the next scan, S
+	# later, finds the violation again.
+	# The guest's timers can fire hundreds of ms late on a loaded host: a
+	# later confirmation passes if it came from the first scan after the
+	# spinners started (+1 per transient), so no look was missed.
+	extra=$(($(counter transient) - $(counter transient /tmp/stats0)))
+	scans=$(($(counter checks) - $(counter checks /tmp/stats0)))
 	start=$(dmesg_time "sanity_checker: spinners running")
 	seen=$(dmesg_time "sched_sanity: CPU [0-9]* idle .*(report $id)")
-	late=$(awk -v a="$start" -v b="$seen" -v l=$(((S_MS + M_MS) * 11 / 10 + extra * S_MS)) \
-		'BEGIN { if (b == "") print "no dmesg line"
-			 else print (b - a) * 1000 <= l ? "in time" : "late: " (b - a) * 1000 " ms" }')
-	check "$late" "in time" "confirmed within S + M (+10%, +S per transient: $extra) of the spinners running"
+	ms=$(awk -v a="$start" -v b="$seen" 'BEGIN { if (b != "") printf "%d", (b - a) * 1000 }')
+	echo "# since the spinners started: $scans scans, $extra transient, confirmed after ${ms:-?} ms"
+	if [ -z "$ms" ]; then
+		late="no dmesg line"
+	elif [ "$ms" -le $(((S_MS + M_MS) * 11 / 10 + extra * S_MS)) ] ||
+	     [ $((scans - extra)) -le 1 ]; then
+		late="in time"
+	else
+		late="late: $ms ms, $scans scans"
+	fi
+	check "$late" "in time" "confirmed within S + M (+10%, +S per transient), or by the first scan, of the spinners running"
 	# A pair whose idle CPU briefly runs a kernel thread moves to another
 	# idle CPU; should none be left, the next scan finds it again.
 	live=$(wait_for 30 "awk '\$5 == 1 && \$7 == \"ongoing\"'" | tail -n 1)
@@ -113,15 +124,18 @@ if [ -n "$line" ]; then
 	echo "# flight dump: $(wc -c <"$out/flight.bin") bytes, report $first"
 	echo "$first" >"$out/flight.id"
 	# Half a second of work on the idle CPU: the checker follows the
-	# violation on another idle CPU instead of ending the report.
+	# violation on another idle CPU instead of ending the report. The
+	# report names the CPU of the last look, which may have moved since.
 	repaired0=$(counter repaired)
-	taskset -c "$(echo "$live" | field 4)" python3 -c '
+	idle=$(reports | awk -v id="$id" '$1 == id { print $4 }')
+	echo "# work on CPU $idle, repaired so far $repaired0"
+	taskset -c "$idle" python3 -c '
 import time
 end = time.monotonic() + 0.5
 while time.monotonic() < end:
     pass'
-	sleep 0.3
 	now=$(reports | awk -v id="$id" '$1 == id { print $7 }')
+	echo "# $(reports | awk -v id="$id" '$1 == id')"
 	check "$now, $(($(counter repaired) > repaired0))" "ongoing, 1" \
 		"work on the idle CPU moves the violation to another idle CPU"
 else
