@@ -15,14 +15,24 @@
  * every confirm interval until it no longer holds, so the report says how
  * long it lasted and why it ended.
  *
- * No scheduler fast path is touched: the checker reads runqueues from its
- * timer, so when it is off (the default) it costs nothing.
+ * No scheduler fast path is touched: the checker reads runqueues from a
+ * kthread worker of its own ("sched_sanity"), so when it is off (the
+ * default) it costs nothing, and when on, interrupts are off only while it
+ * holds one runqueue's lock to walk that runqueue.
+ *
+ * Locking: sanity_lock (a mutex) guards the watches, the reports and the
+ * counters; runqueue locks nest inside it, one at a time. sanity_ctl_mutex
+ * serialises switching the checker on and off.
  */
+#include <linux/kthread.h>
+#include <linux/pid_namespace.h>
 #include <linux/proc_fs.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/cputime.h>
 #include <linux/sched/events.h>
+#include <linux/sched/isolation.h>
 #include <linux/seq_file.h>
+#include <linux/sort.h>
 #include <linux/sysctl.h>
 #include <trace/events/sched_events.h>
 
@@ -54,7 +64,7 @@ static const char * const sanity_end_names[] = {
 };
 
 struct sanity_waiter {
-	pid_t pid;
+	pid_t pid;		/* in the initial pid namespace */
 	u64 start_time;		/* tells a reused pid apart */
 	int prio;
 	const char *class;
@@ -62,7 +72,7 @@ struct sanity_waiter {
 };
 
 struct sanity_report {
-	unsigned int id;
+	unsigned int id;	/* 0: slot unused */
 	u64 start_ns;		/* first seen (local_clock, as dmesg) */
 	u64 end_ns;		/* 0 while ongoing */
 	int idle_cpu;
@@ -71,6 +81,7 @@ struct sanity_report {
 	unsigned int nr_waiters;
 	enum sanity_end end;
 	bool events_frozen;
+	bool no_domain;		/* no sched domain of the busy CPU spans the idle one */
 	struct sanity_waiter waiter[SANITY_MAX_WAITERS];
 };
 
@@ -79,27 +90,43 @@ struct sanity_watch {
 	int idle_cpu;
 	int busy_cpu;
 	u64 start_ns;
+	u64 next_look;		/* local_clock() time of the next look */
 	unsigned int nr_running;
 	unsigned int nr_waiters;
+	bool no_domain;
 	struct sanity_waiter waiter[SANITY_MAX_WAITERS];
 	struct sanity_waiter running;	/* the busy CPU's task at the last look */
-	struct sanity_report *report;	/* set once confirmed */
+	struct sanity_report *report;	/* set once confirmed; never reused while set */
+};
+
+/* A confirmation, printed once sanity_lock is dropped. */
+struct sanity_msg {
+	int idle_cpu;
+	int busy_cpu;
+	u64 ms;
+	unsigned int nr_running;
+	unsigned int id;
+	bool no_domain;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
 };
 
 static unsigned int sysctl_sched_sanity;
 static unsigned int sysctl_sched_sanity_interval_ms = 1000;
 static unsigned int sysctl_sched_sanity_confirm_ms = 100;
 
-static DEFINE_MUTEX(sanity_mutex);		/* enable/disable */
-static DEFINE_RAW_SPINLOCK(sanity_lock);	/* everything below */
-static struct hrtimer sanity_timer;
+static DEFINE_MUTEX(sanity_ctl_mutex);	/* switching on and off; the worker */
+static DEFINE_MUTEX(sanity_lock);	/* everything below */
+static struct kthread_worker *sanity_worker;
+static struct kthread_delayed_work sanity_work;
 static bool sanity_running;
-static u64 sanity_next_check;
+static u64 sanity_last_scan;
 static struct sanity_watch sanity_watch[SANITY_MAX_WATCH];
 static struct sanity_report sanity_reports[SANITY_MAX_REPORTS];
 static unsigned int sanity_next_id = 1;
 static struct cpumask sanity_idle;		/* scratch, under sanity_lock */
 static struct cpumask sanity_claimed;
+static struct cpumask sanity_reach;
 
 static struct {
 	u64 checks;
@@ -108,7 +135,7 @@ static struct {
 	u64 repaired;		/* watches moved to another idle CPU */
 	u64 violations;
 	u64 dropped;		/* candidates not watched: all slots busy */
-	u64 cost_ns;		/* time spent in the timer, for overhead figures */
+	u64 cost_ns;		/* time spent checking, for overhead figures */
 } sanity_stat;
 
 /* Which runqueue walk found a waiter, and what it was looking for. */
@@ -117,9 +144,24 @@ struct sanity_walk {
 	const struct cpumask *idle;	/* CPUs the waiter may move to */
 	int target;			/* first such CPU found, or -1 */
 	unsigned int nr;
+	bool no_domain;
 	struct sanity_waiter *waiter;
 	struct sanity_waiter running;
 };
+
+/* The checker's own thread, which must not count as work on its CPU. */
+static bool sanity_is_checker(struct task_struct *p)
+{
+	return sanity_worker && p == sanity_worker->task;
+}
+
+/* Runnable tasks on @rq, the checker itself left out. */
+static unsigned int sanity_nr_running(struct rq *rq)
+{
+	unsigned int nr = READ_ONCE(rq->nr_running);
+
+	return nr && sanity_is_checker(READ_ONCE(rq->curr)) ? nr - 1 : nr;
+}
 
 static void sanity_note(struct sanity_waiter *sw, struct task_struct *p)
 {
@@ -130,15 +172,37 @@ static void sanity_note(struct sanity_waiter *sw, struct task_struct *p)
 	memcpy(sw->comm, p->comm, TASK_COMM_LEN);
 }
 
+/*
+ * Is @p held back by CFS bandwidth control (cpu.max) on @src or @dst? A
+ * throttled task stays queued but may not run before its group's quota is
+ * refilled, on any CPU; the load balancer leaves such pairs alone too
+ * (throttled_lb_pair()). Racy reads without @dst's lock, as idle_cpu().
+ */
+static bool sanity_throttled(struct task_struct *p, int src, int dst)
+{
+#ifdef CONFIG_CFS_BANDWIDTH
+	struct task_group *tg;
+
+	if (p->sched_class != &fair_sched_class)
+		return false;
+	tg = task_group(p);
+	return READ_ONCE(tg->cfs_rq[src]->throttle_count) ||
+	       READ_ONCE(tg->cfs_rq[dst]->throttle_count);
+#else
+	return false;
+#endif
+}
+
 static bool sanity_movable(struct sanity_walk *w, struct task_struct *p)
 {
 	int cpu;
 
-	if (p == w->rq->curr || is_migration_disabled(p))
+	if (p == w->rq->curr || is_migration_disabled(p) || sanity_is_checker(p))
 		return false;
 
 	cpu = w->target >= 0 ? w->target : cpumask_first_and(p->cpus_ptr, w->idle);
-	if (cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, p->cpus_ptr))
+	if (cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, p->cpus_ptr) ||
+	    sanity_throttled(p, cpu_of(w->rq), cpu))
 		return false;
 
 	w->target = cpu;
@@ -201,8 +265,9 @@ static inline bool sanity_find_bmq_waiters(struct sanity_walk *w, int *budget)
 /*
  * Find waiting tasks on @w->rq that may run on a CPU of @w->idle. Each class
  * keeps its queued tasks its own way; the fair class, ULE and BMQ list all of
- * them, RT and deadline list those that can move ("pushable"). Caller holds
- * the runqueue lock.
+ * them, RT and deadline list those that can move ("pushable").
+ *
+ * Context: @w->rq locked, interrupts off; at most SANITY_WALK_MAX tasks.
  */
 static void sanity_find_waiters(struct sanity_walk *w)
 {
@@ -210,6 +275,8 @@ static void sanity_find_waiters(struct sanity_walk *w)
 	struct task_struct *p;
 	struct rb_node *node;
 	int budget = SANITY_WALK_MAX;
+
+	lockdep_assert_rq_held(rq);
 
 	list_for_each_entry(p, &rq->cfs_tasks, se.group_node) {
 		if (sanity_movable(w, p) || !--budget)
@@ -231,9 +298,17 @@ static void sanity_find_waiters(struct sanity_walk *w)
 	}
 }
 
+/* Idle, or running nothing but the checker. */
 static bool sanity_cpu_idle(int cpu)
 {
-	return cpu_active(cpu) && idle_cpu(cpu);
+	struct rq *rq = cpu_rq(cpu);
+
+	if (!cpu_active(cpu))
+		return false;
+	if (idle_cpu(cpu))
+		return true;
+	return sanity_is_checker(READ_ONCE(rq->curr)) && READ_ONCE(rq->nr_running) == 1 &&
+	       !READ_ONCE(rq->ttwu_pending);
 }
 
 /* The live task a waiter record names, or NULL once it exits. Under RCU. */
@@ -249,8 +324,8 @@ static struct task_struct *sanity_lookup(const struct sanity_waiter *w)
 
 /*
  * Did one of the tasks seen waiting at the first look wait all along? It is
- * still queued on the busy CPU and not running. Without this, two unrelated
- * short waits M apart would pass for one long one.
+ * still queued on the busy CPU, not running and not throttled. Without
+ * this, two unrelated short waits M apart would pass for one long one.
  */
 static bool sanity_same_waiter(struct sanity_watch *sw)
 {
@@ -262,31 +337,86 @@ static bool sanity_same_waiter(struct sanity_watch *sw)
 	for (i = 0; i < sw->nr_waiters && !same; i++) {
 		p = sanity_lookup(&sw->waiter[i]);
 		same = p && task_cpu(p) == sw->busy_cpu && task_on_rq_queued(p) &&
-		       !task_curr(p);
+		       !task_curr(p) && !sanity_throttled(p, sw->busy_cpu, sw->idle_cpu);
 	}
 	rcu_read_unlock();
 	return same;
 }
 
-/* Look on @busy for waiters that could run on @idle; fills @wt. */
+/* Does a sched domain of @busy span @idle, so that balancing could move work? */
+static bool sanity_share_domain(int busy, int idle)
+{
+	struct sched_domain *sd;
+	bool shared = false;
+
+	rcu_read_lock();
+	for_each_domain(busy, sd) {
+		if (cpumask_test_cpu(idle, sched_domain_span(sd))) {
+			shared = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return shared;
+}
+
+/*
+ * The CPUs of @idle that the administrator left open to @rq's tasks: none
+ * if @rq's CPU is isolated from scheduling domains (isolcpus=domain), else
+ * the non-isolated ones in the same root domain. A cpuset partition (or
+ * sched_load_balance groups in cgroup v1) gets a root domain of its own,
+ * and the kernel never balances across root domains by design.
+ */
+static const struct cpumask *sanity_reachable(struct rq *rq, const struct cpumask *idle)
+{
+	lockdep_assert_held(&sanity_lock);
+	lockdep_assert_rq_held(rq);
+
+	if (!housekeeping_cpu(cpu_of(rq), HK_TYPE_DOMAIN)) {
+		cpumask_clear(&sanity_reach);
+	} else {
+		cpumask_and(&sanity_reach, idle, rq->rd->span);
+		cpumask_and(&sanity_reach, &sanity_reach, housekeeping_cpumask(HK_TYPE_DOMAIN));
+	}
+	return &sanity_reach;
+}
+
+/**
+ * sanity_probe - look on @busy for waiters that could run on @idle
+ * @busy: the CPU whose runqueue is walked
+ * @idle: candidate idle CPUs
+ * @wt: the walk's result
+ * @waiter: SANITY_MAX_WAITERS slots for the waiters found
+ *
+ * Context: process context, sanity_lock held. Takes @busy's runqueue lock
+ * with interrupts off for the walk: the checker's only such section.
+ * Return: the number of waiters noted.
+ */
 static unsigned int sanity_probe(int busy, const struct cpumask *idle, struct sanity_walk *wt,
 				 struct sanity_waiter *waiter)
 {
 	struct rq *rq = cpu_rq(busy);
 	unsigned long flags;
 
+	lockdep_assert_held(&sanity_lock);
+
 	wt->rq = rq;
-	wt->idle = idle;
 	wt->target = -1;
 	wt->nr = 0;
 	wt->waiter = waiter;
 
 	raw_spin_rq_lock_irqsave(rq, flags);
-	if (rq->nr_running >= 2 && cpu_active(busy)) {
-		sanity_find_waiters(wt);
-		sanity_note(&wt->running, rq->curr);
+	if (sanity_nr_running(rq) >= 2 && cpu_active(busy)) {
+		wt->idle = sanity_reachable(rq, idle);
+		if (!cpumask_empty(wt->idle)) {
+			sanity_find_waiters(wt);
+			sanity_note(&wt->running, rq->curr);
+		}
 	}
 	raw_spin_rq_unlock_irqrestore(rq, flags);
+
+	if (wt->nr)
+		wt->no_domain = !sanity_share_domain(busy, wt->target);
 	return min_t(unsigned int, wt->nr, SANITY_MAX_WAITERS);
 }
 
@@ -300,7 +430,6 @@ static struct sanity_watch *sanity_free_watch(void)
 	return NULL;
 }
 
-/* The periodic check: pair busy CPUs with idle CPUs their waiters may use. */
 /*
  * sanity_claimed: the CPUs of the active watches other than @self;
  * sanity_idle: the idle CPUs among the rest, so none is offered twice.
@@ -309,6 +438,8 @@ static struct sanity_watch *sanity_free_watch(void)
 static bool sanity_free_idle(const struct sanity_watch *self)
 {
 	int cpu, i;
+
+	lockdep_assert_held(&sanity_lock);
 
 	cpumask_clear(&sanity_claimed);
 	for (i = 0; i < SANITY_MAX_WATCH; i++) {
@@ -324,7 +455,8 @@ static bool sanity_free_idle(const struct sanity_watch *self)
 	return !cpumask_empty(&sanity_idle);
 }
 
-static void sanity_scan(u64 now)
+/* The periodic check: pair busy CPUs with idle CPUs their waiters may use. */
+static void sanity_scan(u64 now, u64 confirm_ns)
 {
 	struct sanity_waiter waiter[SANITY_MAX_WAITERS];
 	struct sanity_walk wt;
@@ -332,16 +464,19 @@ static void sanity_scan(u64 now)
 	unsigned int nr;
 	int cpu;
 
+	lockdep_assert_held(&sanity_lock);
+
 	sanity_stat.checks++;
 	if (!sanity_free_idle(NULL))
 		return;
 
 	for_each_online_cpu(cpu) {
-		if (READ_ONCE(cpu_rq(cpu)->nr_running) < 2 ||
+		if (sanity_nr_running(cpu_rq(cpu)) < 2 ||
 		    cpumask_test_cpu(cpu, &sanity_claimed))
 			continue;
 
 		nr = sanity_probe(cpu, &sanity_idle, &wt, waiter);
+		cond_resched();
 		if (!nr)
 			continue;
 
@@ -351,15 +486,17 @@ static void sanity_scan(u64 now)
 			sanity_stat.dropped++;
 			return;
 		}
-		if (!idle_cpu(wt.target))
+		if (!sanity_cpu_idle(wt.target))
 			continue;	/* woke up meanwhile: nothing to watch */
 
 		sw->active = true;
 		sw->idle_cpu = wt.target;
 		sw->busy_cpu = cpu;
 		sw->start_ns = now;
-		sw->nr_running = READ_ONCE(cpu_rq(cpu)->nr_running);
+		sw->next_look = now + confirm_ns;
+		sw->nr_running = sanity_nr_running(cpu_rq(cpu));
 		sw->nr_waiters = nr;
+		sw->no_domain = wt.no_domain;
 		memcpy(sw->waiter, waiter, sizeof(waiter));
 		sw->running = wt.running;
 		sw->report = NULL;
@@ -409,18 +546,42 @@ static enum sanity_end sanity_why_ended(struct sanity_watch *sw, bool idle_still
 	return why;
 }
 
+/*
+ * A slot for a new report: an unused one, else the oldest finished one. A
+ * report still followed by a watch keeps its slot, however many newer ones
+ * there are; there are fewer watches than slots, so one is always free.
+ */
+static struct sanity_report *sanity_report_slot(void)
+{
+	struct sanity_report *r, *best = NULL;
+
+	lockdep_assert_held(&sanity_lock);
+	BUILD_BUG_ON(SANITY_MAX_WATCH >= SANITY_MAX_REPORTS);
+
+	for (r = sanity_reports; r < sanity_reports + SANITY_MAX_REPORTS; r++) {
+		if (!r->id)
+			return r;
+		if (r->end != SANITY_ONGOING && (!best || r->id < best->id))
+			best = r;
+	}
+	SCHED_WARN_ON(!best);
+	return best;
+}
+
 static struct sanity_report *sanity_new_report(struct sanity_watch *sw)
 {
-	unsigned int id = sanity_next_id++;
-	struct sanity_report *r = &sanity_reports[id % SANITY_MAX_REPORTS];
+	struct sanity_report *r = sanity_report_slot();
 
+	if (!r)
+		return NULL;
 	memset(r, 0, sizeof(*r));
-	r->id = id;
+	r->id = sanity_next_id++;
 	r->start_ns = sw->start_ns;
 	r->idle_cpu = sw->idle_cpu;
 	r->busy_cpu = sw->busy_cpu;
 	r->nr_running = sw->nr_running;
 	r->nr_waiters = sw->nr_waiters;
+	r->no_domain = sw->no_domain;
 	memcpy(r->waiter, sw->waiter, sizeof(r->waiter));
 	r->end = SANITY_ONGOING;
 	return r;
@@ -428,9 +589,11 @@ static struct sanity_report *sanity_new_report(struct sanity_watch *sw)
 
 static void sanity_end(struct sanity_watch *sw, u64 now, enum sanity_end why)
 {
+	SCHED_WARN_ON(sw->report->end != SANITY_ONGOING);
 	sw->report->end = why;
 	sw->report->end_ns = now;
 	trace_sanity_violation(sw->report->id, SCHED_SANITY_END, sw->idle_cpu, sw->busy_cpu);
+	sw->report = NULL;
 	sw->active = false;
 }
 
@@ -448,7 +611,7 @@ static unsigned int sanity_repair(struct sanity_watch *sw, struct sanity_walk *w
 	if (!sanity_free_idle(sw))
 		return 0;
 	nr = sanity_probe(sw->busy_cpu, &sanity_idle, wt, waiter);
-	if (!nr || !idle_cpu(wt->target))
+	if (!nr || !sanity_cpu_idle(wt->target))
 		return 0;
 	sw->idle_cpu = wt->target;
 	if (sw->report)
@@ -457,27 +620,35 @@ static unsigned int sanity_repair(struct sanity_watch *sw, struct sanity_walk *w
 	return nr;
 }
 
-/* Re-examine the watched pairs: confirm, keep following, or let go. */
-static void sanity_follow(u64 now)
+/*
+ * Re-examine the watched pairs whose look is due: confirm, keep following,
+ * or let go. Confirmations are noted in @msg for printing after the lock
+ * is dropped; returns how many.
+ */
+static unsigned int sanity_follow(u64 now, u64 confirm_ns, struct sanity_msg *msg)
 {
 	struct sanity_waiter waiter[SANITY_MAX_WAITERS];
 	struct sanity_walk wt;
 	struct sanity_watch *sw;
 	struct sanity_report *r;
-	unsigned int nr;
+	unsigned int nr, nr_msg = 0;
 	bool idle_still;
 	int i;
 
+	lockdep_assert_held(&sanity_lock);
+
 	for (i = 0; i < SANITY_MAX_WATCH; i++) {
 		sw = &sanity_watch[i];
-		if (!sw->active)
+		if (!sw->active || (s64)(now - sw->next_look) < 0)
 			continue;
+		sw->next_look = now + confirm_ns;
 
 		idle_still = sanity_cpu_idle(sw->idle_cpu);
 		if (idle_still)
 			nr = sanity_probe(sw->busy_cpu, cpumask_of(sw->idle_cpu), &wt, waiter);
 		else
 			nr = sanity_repair(sw, &wt, waiter);
+		cond_resched();
 
 		if (!sw->report) {
 			if (!nr || !sanity_same_waiter(sw)) {
@@ -485,18 +656,28 @@ static void sanity_follow(u64 now)
 				sw->active = false;
 				continue;
 			}
+			sw->no_domain = wt.no_domain;
 			r = sanity_new_report(sw);
+			if (!r) {
+				sw->active = false;
+				continue;
+			}
 			sw->report = r;
 			sanity_stat.violations++;
 			/* Record the confirmation first so the frozen window holds it. */
 			trace_sanity_violation(r->id, SCHED_SANITY_CONFIRM, sw->idle_cpu,
 					       sw->busy_cpu);
 			r->events_frozen = sched_events_freeze(r->id);
-			pr_warn_ratelimited("sched_sanity: CPU %d idle for %llu ms while CPU %d has %u runnable, %s/%d could run there (report %u)\n",
-					    sw->idle_cpu,
-					    div_u64(now - sw->start_ns, NSEC_PER_MSEC),
-					    sw->busy_cpu, sw->nr_running, waiter[0].comm,
-					    waiter[0].pid, r->id);
+			msg[nr_msg++] = (struct sanity_msg) {
+				.idle_cpu = sw->idle_cpu,
+				.busy_cpu = sw->busy_cpu,
+				.ms = div_u64(now - sw->start_ns, NSEC_PER_MSEC),
+				.nr_running = sw->nr_running,
+				.id = r->id,
+				.no_domain = sw->no_domain,
+				.pid = waiter[0].pid,
+			};
+			memcpy(msg[nr_msg - 1].comm, waiter[0].comm, TASK_COMM_LEN);
 		}
 
 		if (nr) {
@@ -504,69 +685,118 @@ static void sanity_follow(u64 now)
 			sw->nr_waiters = nr;
 			memcpy(sw->waiter, waiter, sizeof(waiter));
 			sw->running = wt.running;
+			sw->report->no_domain = wt.no_domain;
 			sw->report->nr_running = max(sw->report->nr_running,
-						     READ_ONCE(cpu_rq(sw->busy_cpu)->nr_running));
+						     sanity_nr_running(cpu_rq(sw->busy_cpu)));
 			continue;
 		}
 		sanity_end(sw, now, sanity_why_ended(sw, idle_still));
 	}
+	return nr_msg;
 }
 
-static bool sanity_watching(void)
+static void sanity_print(const struct sanity_msg *m)
 {
+	pr_warn_ratelimited("sched_sanity: CPU %d idle for %llu ms while CPU %d has %u runnable, %s/%d could run there (report %u)%s\n",
+			    m->idle_cpu, m->ms, m->busy_cpu, m->nr_running, m->comm, m->pid,
+			    m->id, m->no_domain ? "; no sched domain spans both CPUs" : "");
+}
+
+/* When the work is next due: the next scan or the earliest look. */
+static u64 sanity_next_due(u64 interval_ns)
+{
+	u64 next = sanity_last_scan + interval_ns;
 	int i;
+
+	lockdep_assert_held(&sanity_lock);
 
 	for (i = 0; i < SANITY_MAX_WATCH; i++)
-		if (sanity_watch[i].active)
-			return true;
-	return false;
+		if (sanity_watch[i].active && (s64)(sanity_watch[i].next_look - next) < 0)
+			next = sanity_watch[i].next_look;
+	return next;
 }
 
-static enum hrtimer_restart sanity_timer_fn(struct hrtimer *timer)
+/**
+ * sanity_work_fn - one round of the checker
+ * @work: sanity_work
+ *
+ * Looks at the watched pairs that are due and scans for new ones once the
+ * interval since the last scan has passed, then queues itself for the next
+ * of these. The intervals are read each round, so a changed sysctl applies
+ * from the next round on (a write also runs a round at once).
+ *
+ * Context: the sched_sanity kthread worker; takes sanity_lock.
+ */
+static void sanity_work_fn(struct kthread_work *work)
 {
-	u64 now = local_clock(), next;
-	unsigned long flags;
+	u64 interval_ns = (u64)READ_ONCE(sysctl_sched_sanity_interval_ms) * NSEC_PER_MSEC;
+	u64 confirm_ns = (u64)READ_ONCE(sysctl_sched_sanity_confirm_ms) * NSEC_PER_MSEC;
+	/* Off the stack; only this work, never run twice at once, uses it. */
+	static struct sanity_msg msg[SANITY_MAX_WATCH];
+	unsigned int i, nr_msg;
+	u64 now, next;
 
-	raw_spin_lock_irqsave(&sanity_lock, flags);
-	if (sanity_watching())
-		sanity_follow(now);
-	if ((s64)(now - sanity_next_check) >= 0) {
-		sanity_scan(now);
-		sanity_next_check = now + (u64)READ_ONCE(sysctl_sched_sanity_interval_ms) *
-					  NSEC_PER_MSEC;
+	mutex_lock(&sanity_lock);
+	if (!sanity_running) {
+		mutex_unlock(&sanity_lock);
+		return;
 	}
-	next = sanity_next_check;
-	if (sanity_watching())
-		next = min(next, now + (u64)READ_ONCE(sysctl_sched_sanity_confirm_ms) *
-				       NSEC_PER_MSEC);
+	now = local_clock();
+	nr_msg = sanity_follow(now, confirm_ns, msg);
+	if ((s64)(now - (sanity_last_scan + interval_ns)) >= 0) {
+		sanity_scan(now, confirm_ns);
+		sanity_last_scan = now;
+	}
+	next = sanity_next_due(interval_ns);
 	sanity_stat.cost_ns += local_clock() - now;
-	raw_spin_unlock_irqrestore(&sanity_lock, flags);
+	mutex_unlock(&sanity_lock);
 
-	hrtimer_forward_now(timer, ns_to_ktime(next - now));
-	return HRTIMER_RESTART;
+	for (i = 0; i < nr_msg; i++)
+		sanity_print(&msg[i]);
+
+	/* One jiffy more than the truncated delay, so the round is not early. */
+	kthread_queue_delayed_work(sanity_worker, &sanity_work,
+				   nsecs_to_jiffies(max_t(s64, next - now, 0)) + 1);
 }
 
-static void sanity_set_enabled(bool on)
+/* Run a round now, e.g. because an interval changed. Context: sanity_ctl_mutex. */
+static void sanity_kick(void)
 {
-	unsigned long flags;
-	int i;
+	lockdep_assert_held(&sanity_ctl_mutex);
+	if (sanity_running)
+		kthread_mod_delayed_work(sanity_worker, &sanity_work, 0);
+}
 
-	mutex_lock(&sanity_mutex);
-	if (on == sanity_running)
+static int sanity_set_enabled(bool on)
+{
+	int i, ret = 0;
+
+	mutex_lock(&sanity_ctl_mutex);
+	if (on == READ_ONCE(sanity_running))
 		goto out;
 
 	if (on) {
-		sanity_next_check = local_clock();
-		sanity_running = true;
-		hrtimer_start(&sanity_timer,
-			      ms_to_ktime(READ_ONCE(sysctl_sched_sanity_interval_ms)),
-			      HRTIMER_MODE_REL);
+		if (!sanity_worker) {
+			struct kthread_worker *w = kthread_create_worker(0, "sched_sanity");
+
+			if (IS_ERR(w)) {
+				ret = PTR_ERR(w);
+				goto out;
+			}
+			sanity_worker = w;
+		}
+		mutex_lock(&sanity_lock);
+		/* The first scan at once. */
+		sanity_last_scan = local_clock() -
+			(u64)READ_ONCE(sysctl_sched_sanity_interval_ms) * NSEC_PER_MSEC;
+		WRITE_ONCE(sanity_running, true);
+		mutex_unlock(&sanity_lock);
+		kthread_queue_delayed_work(sanity_worker, &sanity_work, 0);
 		goto out;
 	}
 
-	hrtimer_cancel(&sanity_timer);
-	sanity_running = false;
-	raw_spin_lock_irqsave(&sanity_lock, flags);
+	mutex_lock(&sanity_lock);
+	WRITE_ONCE(sanity_running, false);
 	for (i = 0; i < SANITY_MAX_WATCH; i++) {
 		if (!sanity_watch[i].active)
 			continue;
@@ -574,9 +804,12 @@ static void sanity_set_enabled(bool on)
 			sanity_end(&sanity_watch[i], local_clock(), SANITY_END_OFF);
 		sanity_watch[i].active = false;
 	}
-	raw_spin_unlock_irqrestore(&sanity_lock, flags);
+	mutex_unlock(&sanity_lock);
+	/* Without sanity_lock: the work takes it. It sees !sanity_running. */
+	kthread_cancel_delayed_work_sync(&sanity_work);
 out:
-	mutex_unlock(&sanity_mutex);
+	mutex_unlock(&sanity_ctl_mutex);
+	return ret;
 }
 
 static int sanity_enable_handler(struct ctl_table *table, int write, void *buffer,
@@ -584,8 +817,25 @@ static int sanity_enable_handler(struct ctl_table *table, int write, void *buffe
 {
 	int ret = proc_douintvec_minmax(table, write, buffer, lenp, ppos);
 
-	if (!ret && write)
-		sanity_set_enabled(sysctl_sched_sanity);
+	if (!ret && write) {
+		ret = sanity_set_enabled(sysctl_sched_sanity);
+		if (ret)
+			sysctl_sched_sanity = 0;	/* no worker thread */
+	}
+	return ret;
+}
+
+/* A new interval applies at once: a lowered one need not wait for the old. */
+static int sanity_interval_handler(struct ctl_table *table, int write, void *buffer,
+				   size_t *lenp, loff_t *ppos)
+{
+	int ret = proc_douintvec_minmax(table, write, buffer, lenp, ppos);
+
+	if (!ret && write) {
+		mutex_lock(&sanity_ctl_mutex);
+		sanity_kick();
+		mutex_unlock(&sanity_ctl_mutex);
+	}
 	return ret;
 }
 
@@ -607,7 +857,7 @@ static struct ctl_table sanity_sysctls[] = {
 		.data		= &sysctl_sched_sanity_interval_ms,
 		.maxlen		= sizeof(unsigned int),
 		.mode		= 0644,
-		.proc_handler	= proc_douintvec_minmax,
+		.proc_handler	= sanity_interval_handler,
 		.extra1		= &sanity_interval_min,
 		.extra2		= &sanity_interval_max,
 	},
@@ -616,44 +866,79 @@ static struct ctl_table sanity_sysctls[] = {
 		.data		= &sysctl_sched_sanity_confirm_ms,
 		.maxlen		= sizeof(unsigned int),
 		.mode		= 0644,
-		.proc_handler	= proc_douintvec_minmax,
+		.proc_handler	= sanity_interval_handler,
 		.extra1		= &sanity_confirm_min,
 		.extra2		= &sanity_confirm_max,
 	},
 	{}
 };
 
-static void sanity_show_report(struct seq_file *m, struct sanity_report *r, u64 now)
+/*
+ * A waiter as the reader may see it: the initial namespace sees every pid;
+ * a reader in another pid namespace sees the pid the task has there, and
+ * "0:-:0:?" for a task outside it or gone, as /proc/locks does.
+ */
+static void sanity_show_waiter(struct seq_file *m, const struct sanity_waiter *w,
+			       struct pid_namespace *ns)
+{
+	struct task_struct *p;
+	pid_t pid = w->pid;
+
+	if (ns != &init_pid_ns) {
+		rcu_read_lock();
+		p = sanity_lookup(w);
+		pid = p ? task_pid_nr_ns(p, ns) : 0;
+		rcu_read_unlock();
+		if (!pid) {
+			seq_puts(m, "0:-:0:?");
+			return;
+		}
+	}
+	seq_printf(m, "%d:%s:%d:", pid, w->class, w->prio);
+	seq_escape(m, w->comm, " ,\t\n\\");
+}
+
+static void sanity_show_report(struct seq_file *m, struct sanity_report *r, u64 now,
+			       struct pid_namespace *ns)
 {
 	u64 end = r->end_ns ? r->end_ns : now;
 	u64 secs = r->start_ns;
 	u32 rem = do_div(secs, NSEC_PER_SEC);
 	unsigned int i;
 
-	seq_printf(m, "%u %llu.%06u %llu %d %d %u %s %s ", r->id, secs, (u32)(rem / NSEC_PER_USEC),
-		   div_u64(end - r->start_ns, NSEC_PER_MSEC), r->idle_cpu, r->busy_cpu,
-		   r->nr_running, sanity_end_names[r->end],
-		   r->events_frozen ? "frozen" : "-");
+	seq_printf(m, "%u %llu.%06u %llu %d %d %u %s %s %s ", r->id, secs,
+		   (u32)(rem / NSEC_PER_USEC), div_u64(end - r->start_ns, NSEC_PER_MSEC),
+		   r->idle_cpu, r->busy_cpu, r->nr_running, sanity_end_names[r->end],
+		   r->events_frozen ? "frozen" : "-", r->no_domain ? "none" : "shared");
 	for (i = 0; i < min_t(unsigned int, r->nr_waiters, SANITY_MAX_WAITERS); i++) {
-		seq_printf(m, "%s%d:%s:%d:", i ? "," : "", r->waiter[i].pid,
-			   r->waiter[i].class, r->waiter[i].prio);
-		seq_escape(m, r->waiter[i].comm, " ,\t\n\\");
+		if (i)
+			seq_putc(m, ',');
+		sanity_show_waiter(m, &r->waiter[i], ns);
 	}
 	seq_putc(m, '\n');
 }
 
+static int sanity_cmp_id(const void *a, const void *b)
+{
+	const struct sanity_report *ra = a, *rb = b;
+
+	return ra->id < rb->id ? -1 : ra->id > rb->id;
+}
+
 static int sanity_show(struct seq_file *m, void *v)
 {
+	struct pid_namespace *ns = proc_pid_ns(file_inode(m->file)->i_sb);
 	struct sanity_report *copy;
-	unsigned long flags;
-	unsigned int id, first, n = 0;
-	u64 now = local_clock();
+	unsigned int i, n = 0;
+	u64 now;
 
 	copy = kmalloc_array(SANITY_MAX_REPORTS, sizeof(*copy), GFP_KERNEL);
 	if (!copy)
 		return -ENOMEM;
 
-	raw_spin_lock_irqsave(&sanity_lock, flags);
+	/* A mutex: the copy neither spins nor keeps interrupts off. */
+	mutex_lock(&sanity_lock);
+	now = local_clock();
 	seq_printf(m, "enabled %u interval_ms %u confirm_ms %u\n", sanity_running,
 		   READ_ONCE(sysctl_sched_sanity_interval_ms),
 		   READ_ONCE(sysctl_sched_sanity_confirm_ms));
@@ -661,15 +946,15 @@ static int sanity_show(struct seq_file *m, void *v)
 		   sanity_stat.checks, sanity_stat.candidates, sanity_stat.transient,
 		   sanity_stat.repaired,
 		   sanity_stat.violations, sanity_stat.dropped, sanity_stat.cost_ns);
-	first = sanity_next_id > SANITY_MAX_REPORTS ? sanity_next_id - SANITY_MAX_REPORTS : 1;
-	for (id = first; id < sanity_next_id; id++)
-		if (sanity_reports[id % SANITY_MAX_REPORTS].id == id)
-			copy[n++] = sanity_reports[id % SANITY_MAX_REPORTS];
-	raw_spin_unlock_irqrestore(&sanity_lock, flags);
+	for (i = 0; i < SANITY_MAX_REPORTS; i++)
+		if (sanity_reports[i].id)
+			copy[n++] = sanity_reports[i];
+	mutex_unlock(&sanity_lock);
 
-	seq_puts(m, "id start_s duration_ms idle_cpu busy_cpu nr_running end events waiting\n");
-	for (id = 0; id < n; id++)
-		sanity_show_report(m, &copy[id], now);
+	sort(copy, n, sizeof(*copy), sanity_cmp_id, NULL);
+	seq_puts(m, "id start_s duration_ms idle_cpu busy_cpu nr_running end events domain waiting\n");
+	for (i = 0; i < n; i++)
+		sanity_show_report(m, &copy[i], now, ns);
 	kfree(copy);
 	return 0;
 }
@@ -683,7 +968,6 @@ static int sanity_open(struct inode *inode, struct file *file)
 static ssize_t sanity_write(struct file *file, const char __user *ubuf, size_t cnt,
 			    loff_t *ppos)
 {
-	unsigned long flags;
 	char buf[8];
 	int i;
 
@@ -695,12 +979,12 @@ static ssize_t sanity_write(struct file *file, const char __user *ubuf, size_t c
 	if (strcmp(strim(buf), "clear"))
 		return -EINVAL;
 
-	raw_spin_lock_irqsave(&sanity_lock, flags);
+	mutex_lock(&sanity_lock);
 	memset(&sanity_stat, 0, sizeof(sanity_stat));
 	for (i = 0; i < SANITY_MAX_REPORTS; i++)
-		if (!sanity_reports[i].id || sanity_reports[i].end != SANITY_ONGOING)
+		if (sanity_reports[i].end != SANITY_ONGOING)
 			sanity_reports[i].id = 0;
-	raw_spin_unlock_irqrestore(&sanity_lock, flags);
+	mutex_unlock(&sanity_lock);
 	return cnt;
 }
 
@@ -714,10 +998,10 @@ static const struct proc_ops sanity_proc_ops = {
 
 static int __init sched_sanity_init(void)
 {
-	hrtimer_init(&sanity_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
-	sanity_timer.function = sanity_timer_fn;
+	kthread_init_delayed_work(&sanity_work, sanity_work_fn);
 	register_sysctl_init("kernel", sanity_sysctls);
-	proc_create("sched_sanity", 0644, NULL, &sanity_proc_ops);
+	/* Root only: it names tasks of every pid namespace. */
+	proc_create("sched_sanity", 0400, NULL, &sanity_proc_ops);
 	return 0;
 }
 late_initcall(sched_sanity_init);

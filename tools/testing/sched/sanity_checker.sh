@@ -18,8 +18,10 @@ S_MS=1000
 M_MS=100
 . "$here/tap.sh"
 reports() { sed -n '/^id /,$p' $R | tail -n +2; }
+class=$(cat $K/sched_class 2>/dev/null || echo cfs)
 ule=no
-[ "$(cat $K/sched_class 2>/dev/null)" = ule ] && ule=yes
+[ "$class" = ule ] && ule=yes
+n_cpus=$(nproc)
 if [ $ule = yes ]; then
 	steal=$(cat $K/sched_ule_steal_thresh)
 	interval=$(cat $K/sched_ule_balance_interval_ms)
@@ -53,7 +55,7 @@ wait_for() {
 dmesg_time() { dmesg | sed -n "s/^\[ *\([0-9.]*\)\] $1.*/\1/p" | tail -1; }
 
 echo "TAP version 13"
-echo "1..18"
+echo "1..26"
 
 # Keep this shell and its children off the CPUs the scenarios use.
 taskset -pc 0 $$ >/dev/null
@@ -64,6 +66,25 @@ rejects $K/sched_sanity_interval_ms abc
 rejects $K/sched_sanity_interval_ms 5
 rejects $K/sched_sanity_confirm_ms 0
 if (echo nonsense >$R) 2>/dev/null; then not_ok "$R rejects 'nonsense'"; else ok "$R rejects 'nonsense'"; fi
+
+# It names every task of the machine: root only.
+check "$(stat -c %a $R)" 400 "$R is root-only (0400)"
+if setpriv --reuid=65534 --regid=65534 --clear-groups cat $R >/dev/null 2>&1; then
+	not_ok "an unprivileged user cannot read $R"
+else
+	ok "an unprivileged user cannot read $R"
+fi
+
+# A lowered interval applies at once, not after the check planned an hour on.
+echo 3600000 >$K/sched_sanity_interval_ms
+echo 1 >$K/sched_sanity
+sleep 0.5
+c0=$(counter checks)
+echo $S_MS >$K/sched_sanity_interval_ms
+sleep $((S_MS * 3 / 1000))
+c1=$(counter checks)
+check "$((c1 > c0))" 1 "interval lowered from 1 h to $S_MS ms applies at once (checks $c0 -> $c1)"
+echo 0 >$K/sched_sanity
 
 echo $S_MS >$K/sched_sanity_interval_ms
 echo $M_MS >$K/sched_sanity_confirm_ms
@@ -91,6 +112,8 @@ if [ -n "$line" ]; then
 	ok "violation with CPU 1 busy reported"
 	id=$(echo "$line" | field 1)
 	echo "# $line"
+	# sched_load_balance=0 leaves every CPU without sched domains.
+	check "$(echo "$line" | field 9)" none "report says no sched domain spans the two CPUs"
 	# A candidate whose idle CPU runs something within M, with no other
 	# idle CPU left to follow it on, is a transient; the next scan, S
 	# later, finds the violation again.
@@ -118,6 +141,12 @@ if [ -n "$line" ]; then
 	check "$(echo "$live" | field 7)" ongoing "still ongoing while balancing is off"
 	id=$(echo "$live" | field 1)
 	check "$(cat $E/control)" frozen "flight recording frozen by the violation"
+	i=0
+	while [ "$(sed -n 's/^probes //p' $E/stats)" != off ] && [ $i -lt 30 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	check "$(sed -n 's/^probes //p' $E/stats)" off "frozen recording unhooked its probes"
 	first=$(echo "$line" | field 1)
 	check "$(sed -n 's/^frozen_report //p' $E/stats)" "$first" "frozen window belongs to report $first"
 	cat $E/dump >"$out/flight.bin"
@@ -139,8 +168,38 @@ while time.monotonic() < end:
 	check "$now, $(($(counter repaired) > repaired0))" "ongoing, 1" \
 		"work on the idle CPU moves the violation to another idle CPU"
 else
-	for i in 1 2 3 4 5 6; do not_ok "violation with CPU 1 busy reported"; done
+	for i in 1 2 3 4 5 6 7 8; do not_ok "violation with CPU 1 busy reported"; done
 	cat $R | sed 's/^/# /'
+fi
+
+# 1b. While that report goes on, many short violations on CPU 3 (two
+# spinners unpinned and pinned again, S = 10 ms, M = 1 ms): 65 newer
+# reports later it still has its own slot.
+if [ -n "$id" ]; then
+	echo 10 >$K/sched_sanity_interval_ms
+	echo 1 >$K/sched_sanity_confirm_ms
+	python3 "$here/spinners.py" --count 2 --from-cpu 3 --pinned >/tmp/spin3.out &
+	spin3=$!
+	while ! grep -q pids /tmp/spin3.out 2>/dev/null; do sleep 0.1; done
+	p3=$(sed -n 's/^pids //p' /tmp/spin3.out)
+	v0=$(counter violations)
+	i=0
+	while [ $(($(counter violations) - v0)) -lt 66 ] && [ $i -lt 300 ]; do
+		for p in $p3; do taskset -pc 2-$((n_cpus - 1)) "$p" >/dev/null; done
+		sleep 0.05
+		for p in $p3; do taskset -pc 3 "$p" >/dev/null; done
+		sleep 0.02
+		i=$((i + 1))
+	done
+	kill $spin3
+	wait $spin3 2>/dev/null
+	echo $S_MS >$K/sched_sanity_interval_ms
+	echo $M_MS >$K/sched_sanity_confirm_ms
+	echo "# $(($(counter violations) - v0)) newer violations in $i rounds"
+	check "$(reports | awk -v id="$id" '$1 == id { print $5, $7 }')" "1 ongoing" \
+		"report $id keeps its slot, ongoing, after 65 newer reports"
+else
+	not_ok "report keeps its slot after 65 newer reports"
 fi
 
 # 2. It ends once balancing is back, and the report says how.
@@ -165,6 +224,58 @@ balancing 0
 echo clear >$R
 python3 "$here/spinners.py" --count 3 --from-cpu 2 --pinned --seconds 4 >/dev/null
 check "$(reports | awk '$5 == 2' | wc -l)" 0 "pinned waiters on CPU 2: nothing reported"
+
+# 3b. Tasks throttled by CFS bandwidth control wait for their quota, not for
+# a CPU: two pinned spinners and three capped to 1 ms per second on CPU 2.
+restart() { echo 0 >$K/sched_sanity; echo clear >$R; echo 1 >$K/sched_sanity; }
+if [ "$class" = cfs ]; then
+	G=/sys/fs/cgroup
+	echo +cpu >$G/cgroup.subtree_control
+	mkdir $G/capped
+	echo "1000 1000000" >$G/capped/cpu.max
+	python3 "$here/spinners.py" --count 2 --from-cpu 2 --pinned >/tmp/pin2.out &
+	pin2=$!
+	python3 "$here/spinners.py" --count 3 --from-cpu 2 --allowed 1-$((n_cpus - 1)) \
+		>/tmp/cap.out &
+	cap=$!
+	while ! grep -q pids /tmp/pin2.out 2>/dev/null || ! grep -q pids /tmp/cap.out 2>/dev/null; do
+		sleep 0.1
+	done
+	for p in $(sed -n 's/^pids //p' /tmp/cap.out); do echo "$p" >$G/capped/cgroup.procs; done
+	restart
+	sleep $((S_MS * 3 / 1000))
+	throttled=$(sed -n 's/^nr_throttled //p' $G/capped/cpu.stat)
+	echo "# capped group throttled $throttled times; $(sed -n 2p $R)"
+	check "$(reports | awk '$5 == 2' | wc -l), $((throttled > 0))" "0, 1" \
+		"tasks throttled by cpu.max on CPU 2: nothing reported"
+	kill $cap $pin2
+	wait $cap $pin2 2>/dev/null
+	rmdir $G/capped
+else
+	ok "tasks throttled by cpu.max # SKIP no CFS bandwidth control under sched=$class"
+fi
+
+# 3c. Two cpuset partitions, CPUs 1-3 and 4-7, are separate root domains:
+# the kernel balances inside each, never across. Six spinners that may run
+# on 1-7 fill 1-3 while 4-7 idle by the administrator's choice.
+C=/tmp/cpuset
+mkdir $C/p1 $C/p2
+for d in p1 p2; do cat $C/cpuset.mems >$C/$d/cpuset.mems; done
+echo 1-3 >$C/p1/cpuset.cpus
+echo 4-$((n_cpus - 1)) >$C/p2/cpuset.cpus
+balancing 1
+echo 0 >$C/cpuset.sched_load_balance
+python3 "$here/spinners.py" --count 6 --from-cpu 1 --allowed 1-$((n_cpus - 1)) >/tmp/p.out &
+parts=$!
+while ! grep -q pids /tmp/p.out 2>/dev/null; do sleep 0.1; done
+sleep 2
+restart
+sleep $((S_MS * 3 / 1000))
+echo "# $(sed -n 2p $R)"
+check "$(reports | wc -l)" 0 "waiters on one cpuset partition, the other idle: nothing reported"
+kill $parts
+wait $parts 2>/dev/null
+rmdir $C/p1 $C/p2
 balancing 1
 
 # 4. A steady hackbench run with balancing on reports nothing.
