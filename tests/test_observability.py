@@ -147,6 +147,17 @@ def test_migrations_match_the_workload(recorded, recorder_run):
     assert sum(" reason=other" in line for line in ftrace) == len(other)
 
 
+def test_start_snapshot_in_each_cpus_own_section(recorded):
+    """At start each online CPU records its own length (NR_RUNNING with
+    change 0) and load in its own section, so the snapshot costs each
+    buffer two records however many CPUs there are; written by the starting
+    CPU alone, it filled a 4 KiB buffer at 128 CPUs."""
+    nr = events_of(recorded, F.NR_RUNNING)
+    snap = nr[nr["c"] == 0]      # a real change is never 0
+    assert sorted(snap["a"].tolist()) == list(range(8)), snap
+    assert (snap["a"] == snap["cpu"]).all(), snap
+
+
 def test_runqueue_lengths_add_up(recorded):
     """Each NR_RUNNING record's value minus its change is the previous value
     of that CPU: the stream has no gaps (a few may be out of order by

@@ -11,13 +11,15 @@
  * a flight recording when it confirms a violation.
  *
  * Control and dump: /sys/kernel/debug/sched/events/. The dump format is
- * versioned and described in Documentation/scheduler/sched-events.rst.
+ * versioned and described in Documentation/scheduler/sched-events.rst;
+ * records are stored little-endian, so the dump is the buffers as they are.
  */
 #define CREATE_TRACE_POINTS
 #include <trace/events/sched_events.h>
 #undef CREATE_TRACE_POINTS
 
 #include <linux/debugfs.h>
+#include <linux/mm.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/cputime.h>
 #include <linux/sched/events.h>
@@ -48,11 +50,13 @@ enum {
 #define SEV_FLAG_FROZEN		BIT(1)
 #define SEV_MIN_KB		4
 #define SEV_MAX_KB		(1024 * 1024)
+/* All buffers together may take at most 1/SEV_RAM_SHARE of the RAM. */
+#define SEV_RAM_SHARE		2
 
 struct sev_rec {
-	u64 hdr;	/* timestamp | type << 48 | argument << 56 */
-	u32 a;
-	u32 b;
+	__le64 hdr;	/* timestamp | type << 48 | argument << 56 */
+	__le32 a;
+	__le32 b;
 };
 
 struct sev_file_header {
@@ -116,9 +120,9 @@ static inline void sev_put(struct sev_cpu *sc, u64 slot, u64 hdr, u32 a, u32 b)
 {
 	struct sev_rec *r = &sc->rec[slot & (sev_capacity - 1)];
 
-	r->hdr = hdr;
-	r->a = a;
-	r->b = b;
+	r->hdr = cpu_to_le64(hdr);
+	r->a = cpu_to_le32(a);
+	r->b = cpu_to_le32(b);
 }
 
 static inline unsigned long sev_word(const struct cpumask *m, const struct cpumask *and,
@@ -243,6 +247,22 @@ static void sev_unregister_probes(void)
 	sev_probes_on = false;
 }
 
+/*
+ * A frozen recording takes no more events: unhook the probes, so that the
+ * tracepoints go back to no-ops (wake_busy's scan of the allowed CPUs
+ * included) until the next start. sched_events_freeze() cannot sleep for
+ * the RCU grace period this takes, so it queues this.
+ */
+static void sev_unhook_fn(struct work_struct *work)
+{
+	mutex_lock(&sev_mutex);
+	if (READ_ONCE(sev_state) == SEV_FROZEN && sev_probes_on)
+		sev_unregister_probes();
+	mutex_unlock(&sev_mutex);
+}
+
+static DECLARE_WORK(sev_unhook_work, sev_unhook_fn);
+
 static int sev_register_probes(void)
 {
 	int ret;
@@ -277,19 +297,39 @@ static void sev_free_buffers(void)
 	sev_capacity = 0;
 }
 
+/* Can @kb KiB per possible CPU ever fit? At most 1/SEV_RAM_SHARE of the RAM. */
+static bool sev_size_fits(unsigned int kb)
+{
+	u64 pages = DIV_ROUND_UP_ULL((u64)kb * SZ_1K, PAGE_SIZE) * num_possible_cpus();
+
+	return pages <= totalram_pages() / SEV_RAM_SHARE;
+}
+
+/*
+ * Allocate the buffers without waking the OOM killer: refuse what the free
+ * and reclaimable memory cannot hold, and let each allocation fail rather
+ * than kill for it (as the ftrace ring buffer does).
+ */
 static int sev_alloc_buffers(void)
 {
 	u64 cap = rounddown_pow_of_two((u64)sev_buffer_kb * 1024 / sizeof(struct sev_rec));
+	u64 pages = DIV_ROUND_UP_ULL(cap * sizeof(struct sev_rec), PAGE_SIZE);
 	int cpu;
 
 	if (cap == sev_capacity)
 		return 0;
 
 	sev_free_buffers();
+	if (!sev_size_fits(sev_buffer_kb) ||
+	    pages * num_possible_cpus() > si_mem_available() / SEV_RAM_SHARE)
+		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		struct sev_cpu *sc = per_cpu_ptr(&sev_cpus, cpu);
 
-		sc->rec = vzalloc_node(cap * sizeof(struct sev_rec), cpu_to_node(cpu));
+		sc->rec = __vmalloc_node(cap * sizeof(struct sev_rec), 1,
+					 GFP_KERNEL | __GFP_ZERO | __GFP_RETRY_MAYFAIL |
+					 __GFP_NOWARN, cpu_to_node(cpu),
+					 __builtin_return_address(0));
 		if (!sc->rec) {
 			sev_free_buffers();
 			return -ENOMEM;
@@ -318,8 +358,11 @@ static void sev_reset(void)
  * sched_events_freeze - stop a flight recording so its window survives
  * @report_id: the sanity-checker report the window belongs to
  *
- * Safe from any context. Only a recording in flight mode is frozen; returns
- * true if this call froze it.
+ * Only a recording in flight mode is frozen. Recording stops at once; the
+ * probes are unregistered shortly after, from a work item.
+ *
+ * Context: any context that may wake a task (no runqueue lock held).
+ * Return: true if this call froze the recording.
  */
 bool sched_events_freeze(unsigned int report_id)
 {
@@ -330,24 +373,26 @@ bool sched_events_freeze(unsigned int report_id)
 	WRITE_ONCE(sev_writing, false);
 	WRITE_ONCE(sev_stop_ns, local_clock());
 	WRITE_ONCE(sev_frozen_id, report_id);
+	schedule_work(&sev_unhook_work);
 	return true;
 }
 
-/* Every CPU's length and load at the start, so charts begin known. */
-static void sev_snapshot(void)
+/*
+ * This CPU's length and load at the start, so charts begin known. Each CPU
+ * writes its own two records into its own buffer: one CPU writing all of
+ * them would fill the smallest buffer at 128 CPUs.
+ *
+ * Context: IPI from on_each_cpu(), interrupts off.
+ */
+static void sev_snapshot_cpu(void *unused)
 {
-	int cpu;
+	struct rq *rq = this_rq();
+	int cpu = smp_processor_id();
 
-	preempt_disable();
-	for_each_online_cpu(cpu) {
-		struct rq *rq = cpu_rq(cpu);
-
-		sev_emit(SEV_NR_RUNNING, 0, cpu, READ_ONCE(rq->nr_running), NULL, NULL);
-		sev_emit(SEV_LOAD, 0, cpu,
-			 min_t(unsigned long, scale_load_down(READ_ONCE(rq->cfs.load.weight)),
-			       U32_MAX), NULL, NULL);
-	}
-	preempt_enable();
+	sev_emit(SEV_NR_RUNNING, 0, cpu, READ_ONCE(rq->nr_running), NULL, NULL);
+	sev_emit(SEV_LOAD, 0, cpu,
+		 min_t(unsigned long, scale_load_down(READ_ONCE(rq->cfs.load.weight)), U32_MAX),
+		 NULL, NULL);
 }
 
 static int sev_start(void)
@@ -374,7 +419,7 @@ static int sev_start(void)
 	WRITE_ONCE(sev_state, SEV_RECORDING);
 	/* Writers read the start stamp after they see this. */
 	smp_store_release(&sev_writing, true);
-	sev_snapshot();
+	on_each_cpu(sev_snapshot_cpu, NULL, 1);
 	return 0;
 }
 
@@ -507,7 +552,7 @@ static ssize_t sev_size_write(struct file *f, const char __user *ubuf, size_t cn
 	ret = kstrtouint_from_user(ubuf, cnt, 10, &kb);
 	if (ret)
 		return ret;
-	if (kb < SEV_MIN_KB || kb > SEV_MAX_KB)
+	if (kb < SEV_MIN_KB || kb > SEV_MAX_KB || !sev_size_fits(kb))
 		return -EINVAL;
 
 	mutex_lock(&sev_mutex);
@@ -720,9 +765,10 @@ static int sev_stats_show(struct seq_file *m, void *v)
 	int cpu;
 
 	mutex_lock(&sev_mutex);
-	seq_printf(m, "state %s\nmode %s\nbuffer_kb %u\ncapacity %llu\nfrozen_report %u\n",
+	seq_printf(m, "state %s\nmode %s\nbuffer_kb %u\ncapacity %llu\nfrozen_report %u\nprobes %s\n",
 		   sev_state_names[READ_ONCE(sev_state)], sev_flight ? "flight" : "fill",
-		   sev_buffer_kb, sev_capacity, READ_ONCE(sev_frozen_id));
+		   sev_buffer_kb, sev_capacity, READ_ONCE(sev_frozen_id),
+		   sev_probes_on ? "on" : "off");
 	seq_puts(m, "cpu written records lost\n");
 	if (sev_capacity) {
 		for_each_possible_cpu(cpu) {

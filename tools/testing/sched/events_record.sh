@@ -14,7 +14,7 @@ T=/sys/kernel/tracing
 . "$here/tap.sh"
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 
 check "$(cat $E/control)" stopped "recorder stopped at boot"
 if cat $E/dump >/dev/null 2>&1; then not_ok "no dump before a recording"; else ok "no dump before a recording"; fi
@@ -22,6 +22,10 @@ rejects $E/control bogus
 rejects $E/mode sometimes
 rejects $E/buffer_kb 3
 rejects $E/buffer_kb 99999999
+# 1 GiB per CPU is in range but more than half the guest's RAM in all:
+# refused when written, not left for an allocation that would call the
+# OOM killer.
+rejects $E/buffer_kb 1048576
 rejects $E/buffer_kb lots
 
 echo fill >$E/mode
