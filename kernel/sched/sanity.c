@@ -5,8 +5,8 @@
  * another CPU has two or more runnable tasks of which a waiting one is
  * allowed to run on the idle CPU.
  *
- * Every interval (kernel.sched_sanity_interval_ms, 1 s) a timer looks for
- * idle CPUs and for waiting tasks elsewhere that could run on them. Such a
+ * Every interval (kernel.sched_sanity_interval_ms, 1 s) the checker looks
+ * for idle CPUs and for waiting tasks elsewhere that could run on them. Such a
  * pair is looked at again kernel.sched_sanity_confirm_ms (100 ms) later; if
  * the CPU (or, once it took other work, another idle CPU the waiters may
  * use) is still idle and a task seen waiting the first time still waits,
@@ -135,7 +135,7 @@ static struct {
 	u64 repaired;		/* watches moved to another idle CPU */
 	u64 violations;
 	u64 dropped;		/* candidates not watched: all slots busy */
-	u64 cost_ns;		/* time spent checking, for overhead figures */
+	u64 cost_ns;		/* CPU time of the checker's rounds, for overhead figures */
 } sanity_stat;
 
 /* Which runqueue walk found a waiter, and what it was looking for. */
@@ -734,7 +734,7 @@ static void sanity_work_fn(struct kthread_work *work)
 	/* Off the stack; only this work, never run twice at once, uses it. */
 	static struct sanity_msg msg[SANITY_MAX_WATCH];
 	unsigned int i, nr_msg;
-	u64 now, next;
+	u64 now, next, cpu_ns = task_sched_runtime(current);
 
 	mutex_lock(&sanity_lock);
 	if (!sanity_running) {
@@ -748,7 +748,8 @@ static void sanity_work_fn(struct kthread_work *work)
 		sanity_last_scan = now;
 	}
 	next = sanity_next_due(interval_ns);
-	sanity_stat.cost_ns += local_clock() - now;
+	/* CPU time, not wall time: the round may be preempted. */
+	sanity_stat.cost_ns += task_sched_runtime(current) - cpu_ns;
 	mutex_unlock(&sanity_lock);
 
 	for (i = 0; i < nr_msg; i++)
