@@ -1,8 +1,11 @@
 """Scheduler selection: Kconfig default, sched=, kernel.sched_class and the
 class line of /proc/<pid>/sched (Documentation/scheduler/sched-class-select.rst)."""
 
+import re
+
 import pytest
 
+from schedlab import build
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
@@ -59,3 +62,39 @@ def test_switch_at_run_time(guest, start, other):
     assert [m.split(" (")[0] for m in moves] == [
         f"sched: normal tasks moved from {start} to {other}",
         f"sched: normal tasks moved from {other} to {start}"] * 2
+
+
+@pytest.mark.parametrize("cls", ["ule", "bmq"])
+def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
+    """An honest stall on CLASS: left alone with the watchdog off, reported
+    and undone within the timeout plus 1 s with it on; sysrq-S undoes a load
+    that keeps a shell from running. Lockdep must stay quiet throughout."""
+    res = guest(f"sh {GUEST_TESTS}/sched_watchdog.sh {cls}", topology="2",
+                cmdline=f"sched={cls}", timeout=400)
+    assert_tap(res.output, f"watchdog and sysrq-S on {cls}")
+    stalls = [l for l in sched_lines(res) if l.startswith("sched: watchdog:")]
+    assert len(stalls) == 2, stalls
+    pattern = (rf"sched: watchdog: {cls} left \S+\[\d+\] runnable on CPU 1 for \d+ ms "
+               r"\(limit 2000 ms\), falling back to cfs$")
+    assert all(re.search(pattern, l) for l in stalls), stalls
+
+
+@pytest.mark.parametrize("cls", ["ule", "bmq"])
+def test_idle_cpu_utilisation_decays(guest, cls):
+    """avg_rt and the class's own utilisation of an idle CPU decay while
+    CLASS runs normal tasks (CFS's balancer is off then, its blocked-average
+    updates are not)."""
+    res = guest(f"sh {GUEST_TESTS}/sched_decay.sh {cls}", topology="2",
+                cmdline=f"sched={cls}", timeout=300)
+    assert_tap(res.output, f"utilisation decay on {cls}")
+
+
+def test_switch_storm_with_zombies_threads_forks_and_setscheduler(guest):
+    """Zombies stay on the class they died on and CFS's utilisation stays
+    what the live tasks explain; 50 switches under thread, fork and
+    setscheduler churn leave no task on the old class (the kernel WARNs,
+    which fails the boot, if a class still holds one after its walk)."""
+    tasks = build.guest_program("tasks")
+    res = guest(f"sh {GUEST_TESTS}/sched_class_storm.sh {tasks} 50", topology="2x4",
+                timeout=900)
+    assert_tap(res.output, "switch storm")

@@ -8,6 +8,9 @@
  * Built as part of build_utility.c. See
  * Documentation/scheduler/sched-class-select.rst.
  */
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
+#include <linux/sysrq.h>
 
 struct sched_class_choice {
 	const char *name;
@@ -105,8 +108,19 @@ early_param("sched", sched_class_setup);
 
 static const struct sched_class_choice *sched_normal_choice __read_mostly;
 
-/* Serialises class switches and readers of the sysctl. */
-static DEFINE_MUTEX(sched_class_switch_mutex);
+#ifdef CONFIG_SCHED_CLASS_SWITCH
+/*
+ * Switches and the stall watchdog's checks run in one SCHED_FIFO kthread
+ * worker, so neither waits on the class it may have to replace and two
+ * switches never overlap.
+ */
+static struct kthread_worker *sched_class_worker;
+
+/* Held by the worker around a switch and by writers of the watchdog sysctl. */
+static DEFINE_MUTEX(sched_class_mutex);
+
+/* Set while a switch walks the tasks: the tick does not expect checks then. */
+static bool sched_class_switching;
 
 /* Tell the classes involved that normal tasks moved. */
 static void sched_class_switched(void)
@@ -119,6 +133,333 @@ static void sched_class_switched(void)
 #endif
 }
 
+/* Tasks of @class queued or running on @rq. */
+static unsigned int sched_class_nr_tasks(struct rq *rq, const struct sched_class *class)
+{
+	lockdep_assert_rq_held(rq);
+	if (class == &fair_sched_class)
+		return rq->cfs.h_nr_running;
+#ifdef CONFIG_SCHED_ULE
+	if (class == &ule_sched_class)
+		return rq->ule.load;
+#endif
+#ifdef CONFIG_SCHED_BMQ
+	if (class == &bmq_sched_class)
+		return rq->bmq.nr;
+#endif
+	return 0;
+}
+
+/* After a switch no CPU may still hold a task of the class it left. */
+static void sched_class_check_left(const struct sched_class_choice *left)
+{
+	unsigned int nr;
+	struct rq_flags rf;
+	struct rq *rq;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		rq = cpu_rq(cpu);
+		rq_lock_irqsave(rq, &rf);
+		nr = sched_class_nr_tasks(rq, left->class);
+		rq_unlock_irqrestore(rq, &rf);
+		WARN(nr, "sched: %s still holds %u tasks on CPU %d after the switch\n",
+		     left->name, nr, cpu);
+	}
+}
+
+static void sched_watchdog_arm(void);
+
+/* On the worker: move every normal task to @choice and log why. */
+static void sched_class_switch_to(const struct sched_class_choice *choice,
+				  const char *reason)
+{
+	const struct sched_class_choice *prev;
+	unsigned int moved;
+
+	mutex_lock(&sched_class_mutex);
+	prev = sched_normal_choice;
+	if (choice == prev)
+		goto unlock;
+	WRITE_ONCE(sched_class_switching, true);
+	moved = sched_switch_normal_class(choice->class);
+	WRITE_ONCE(sched_normal_choice, choice);
+	sched_class_switched();
+	sched_class_check_left(prev);
+	WRITE_ONCE(sched_class_switching, false);
+	pr_info("sched: normal tasks moved from %s to %s (%u tasks, %s)\n",
+		prev->name, choice->name, moved, reason);
+	sched_watchdog_arm();
+unlock:
+	mutex_unlock(&sched_class_mutex);
+}
+
+struct sched_class_switch_work {
+	struct kthread_work			work;
+	const struct sched_class_choice		*choice;
+};
+
+static void sched_class_switch_workfn(struct kthread_work *work)
+{
+	struct sched_class_switch_work *sw =
+		container_of(work, struct sched_class_switch_work, work);
+
+	sched_class_switch_to(sw->choice, "kernel.sched_class");
+}
+
+/* Why the pending fallback to CFS was asked for; NULL when none is. */
+static const char *sched_fallback_reason;
+
+static void sched_fallback_workfn(struct kthread_work *work)
+{
+	sched_class_switch_to(&sched_normal_choices[0], READ_ONCE(sched_fallback_reason));
+	WRITE_ONCE(sched_fallback_reason, NULL);
+}
+
+static DEFINE_KTHREAD_WORK(sched_fallback_work, sched_fallback_workfn);
+
+/*
+ * Ask the worker to move normal tasks back to CFS; any context. Returns
+ * false when a fallback is already pending.
+ */
+static bool sched_fallback_request(const char *reason)
+{
+	struct kthread_worker *worker = READ_ONCE(sched_class_worker);
+
+	if (!worker || cmpxchg(&sched_fallback_reason, NULL, reason))
+		return false;
+	kthread_queue_work(worker, &sched_fallback_work);
+	return true;
+}
+
+/*
+ * The stall watchdog: while a class other than CFS runs normal tasks, a
+ * hard hrtimer (timers in softirq may wait for a starved ksoftirqd) queues
+ * a check on the worker SCHED_WATCHDOG_CHECKS times per timeout. A task of
+ * that class runnable for longer than the timeout without running makes
+ * the check fall back to CFS; the tick falls back if the checks stop.
+ */
+#define SCHED_WATCHDOG_DEFAULT_MS	30000
+#define SCHED_WATCHDOG_MIN_MS		100
+#define SCHED_WATCHDOG_MAX_MS		3600000
+#define SCHED_WATCHDOG_CHECKS		8
+#define SCHED_WATCHDOG_MAX_PERIOD_MS	1000
+
+static unsigned int sched_watchdog_ms __read_mostly = SCHED_WATCHDOG_DEFAULT_MS;
+static bool sched_watchdog_armed;
+static unsigned long sched_watchdog_last_check;
+static struct hrtimer sched_watchdog_timer;
+
+/* 0 (off) or a timeout the checks can resolve and jiffies can hold. */
+static bool sched_watchdog_ms_valid(unsigned int ms)
+{
+	return !ms || (ms >= SCHED_WATCHDOG_MIN_MS && ms <= SCHED_WATCHDOG_MAX_MS);
+}
+
+/* How often to check for a timeout of @ms: a stall is seen within ms + period. */
+static unsigned int sched_watchdog_period_ms(unsigned int ms)
+{
+	return clamp_t(unsigned int, ms / SCHED_WATCHDOG_CHECKS, 1,
+		       SCHED_WATCHDOG_MAX_PERIOD_MS);
+}
+
+/* Run the checks if a class other than CFS is selected and a timeout set. */
+static void sched_watchdog_arm(void)
+{
+	unsigned int ms = sched_watchdog_ms;
+
+	lockdep_assert_held(&sched_class_mutex);
+	WRITE_ONCE(sched_watchdog_armed, false);
+	hrtimer_cancel(&sched_watchdog_timer);
+	if (!ms || sched_normal_choice->class == &fair_sched_class)
+		return;
+	WRITE_ONCE(sched_watchdog_last_check, jiffies);
+	WRITE_ONCE(sched_watchdog_armed, true);
+	hrtimer_start(&sched_watchdog_timer, ms_to_ktime(sched_watchdog_period_ms(ms)),
+		      HRTIMER_MODE_REL_HARD);
+}
+
+struct sched_stall {
+	const char	*class;
+	char		comm[TASK_COMM_LEN];
+	pid_t		pid;
+	int		cpu;
+	unsigned int	waited_ms;
+};
+
+/* The first task on @rq's list waiting longer than @timeout jiffies. */
+static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
+				    struct sched_stall *stall)
+{
+	unsigned long now = jiffies;
+	struct task_struct *p;
+
+	lockdep_assert_rq_held(rq);
+	list_for_each_entry(p, &rq->sched_runnable, sched_runnable_node) {
+		if (!time_after(now, p->sched_runnable_since + timeout))
+			continue;
+		stall->class = sched_class_name(p->sched_class);
+		/* As the sched tracepoints do: task_lock() nests outside rq locks. */
+		memcpy(stall->comm, p->comm, TASK_COMM_LEN);
+		stall->comm[TASK_COMM_LEN - 1] = '\0';
+		stall->pid = task_pid_nr(p);
+		stall->cpu = cpu_of(rq);
+		stall->waited_ms = jiffies_to_msecs(now - p->sched_runnable_since);
+		return true;
+	}
+	return false;
+}
+
+static void sched_watchdog_checkfn(struct kthread_work *work)
+{
+	unsigned int ms = READ_ONCE(sched_watchdog_ms);
+	struct sched_stall stall;
+	struct rq_flags rf;
+	bool found = false;
+	struct rq *rq;
+	int cpu;
+
+	if (!READ_ONCE(sched_watchdog_armed) || !ms)
+		return;
+	WRITE_ONCE(sched_watchdog_last_check, jiffies);
+	for_each_online_cpu(cpu) {
+		rq = cpu_rq(cpu);
+		rq_lock_irqsave(rq, &rf);
+		found = sched_watchdog_check_rq(rq, msecs_to_jiffies(ms), &stall);
+		rq_unlock_irqrestore(rq, &rf);
+		if (found)
+			break;
+		cond_resched();
+	}
+	if (!found)
+		return;
+	pr_warn("sched: watchdog: %s left %s[%d] runnable on CPU %d for %u ms (limit %u ms), falling back to cfs\n",
+		stall.class, stall.comm, stall.pid, stall.cpu, stall.waited_ms, ms);
+	if (cmpxchg(&sched_fallback_reason, NULL, "watchdog"))
+		return;
+	sched_fallback_workfn(&sched_fallback_work);
+}
+
+static DEFINE_KTHREAD_WORK(sched_watchdog_check_work, sched_watchdog_checkfn);
+
+static enum hrtimer_restart sched_watchdog_timerfn(struct hrtimer *timer)
+{
+	unsigned int ms = READ_ONCE(sched_watchdog_ms);
+
+	if (!READ_ONCE(sched_watchdog_armed) || !ms)
+		return HRTIMER_NORESTART;
+	kthread_queue_work(sched_class_worker, &sched_watchdog_check_work);
+	hrtimer_forward_now(timer, ms_to_ktime(sched_watchdog_period_ms(ms)));
+	return HRTIMER_RESTART;
+}
+
+/**
+ * sched_watchdog_tick - fall back to CFS if the stall checks stopped
+ *
+ * Called by scheduler_tick() without the rq lock. The checks run in an RT
+ * kthread; if even that has not run for a whole timeout (an RT hog, or a
+ * wedged worker), normal tasks cannot be trusted to run either.
+ */
+void sched_watchdog_tick(void)
+{
+	unsigned long last = READ_ONCE(sched_watchdog_last_check);
+	unsigned int ms = READ_ONCE(sched_watchdog_ms);
+
+	if (!READ_ONCE(sched_watchdog_armed) || !ms || READ_ONCE(sched_class_switching) ||
+	    !time_after(jiffies, last + msecs_to_jiffies(ms)))
+		return;
+	if (sched_fallback_request("watchdog: no check"))
+		pr_warn("sched: watchdog: the stall check has not run for %u ms (limit %u ms), falling back to cfs\n",
+			jiffies_to_msecs(jiffies - last), ms);
+}
+
+/* kernel.sched_watchdog_ms: 0 turns the watchdog off; root only. */
+static int sched_watchdog_sysctl_handler(struct ctl_table *table, int write,
+					 void *buffer, size_t *lenp, loff_t *ppos)
+{
+	unsigned int ms = READ_ONCE(sched_watchdog_ms);
+	struct ctl_table tmp = {
+		.data	= &ms,
+		.maxlen	= sizeof(ms),
+	};
+	int ret;
+
+	ret = proc_douintvec(&tmp, write, buffer, lenp, ppos);
+	if (ret || !write)
+		return ret;
+	if (!sched_watchdog_ms_valid(ms)) {
+		pr_warn_ratelimited("sched: kernel.sched_watchdog_ms takes 0 (off) or %u..%u, not %u\n",
+				    SCHED_WATCHDOG_MIN_MS, SCHED_WATCHDOG_MAX_MS, ms);
+		return -EINVAL;
+	}
+	mutex_lock(&sched_class_mutex);
+	WRITE_ONCE(sched_watchdog_ms, ms);
+	sched_watchdog_arm();
+	mutex_unlock(&sched_class_mutex);
+	return 0;
+}
+
+#ifdef CONFIG_MAGIC_SYSRQ
+/* sysrq-S: the console's way back when the shell no longer gets CPU. */
+static void sched_sysrq_fallback(int key)
+{
+	if (!sched_fallback_request("sysrq"))
+		pr_info("sched: a fallback to cfs is already under way\n");
+}
+
+static const struct sysrq_key_op sched_sysrq_fallback_op = {
+	.handler	= sched_sysrq_fallback,
+	.help_msg	= "reset-sched-class(S)",
+	.action_msg	= "Moving normal tasks back to cfs",
+	.enable_mask	= SYSRQ_ENABLE_RTNICE,
+};
+#endif
+
+static int sched_class_switch(const struct sched_class_choice *choice)
+{
+	struct sched_class_switch_work sw = { .choice = choice };
+
+	kthread_init_work(&sw.work, sched_class_switch_workfn);
+	kthread_queue_work(sched_class_worker, &sw.work);
+	kthread_flush_work(&sw.work);
+	return 0;
+}
+
+static int __init sched_class_switch_init(void)
+{
+	struct kthread_worker *worker;
+
+	hrtimer_init(&sched_watchdog_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	sched_watchdog_timer.function = sched_watchdog_timerfn;
+	worker = kthread_create_worker(0, "sched_class");
+	if (IS_ERR(worker)) {
+		pr_warn("sched: no worker for class switches (%ld): kernel.sched_class is fixed\n",
+			PTR_ERR(worker));
+		return PTR_ERR(worker);
+	}
+	sched_set_fifo(worker->task);
+	WRITE_ONCE(sched_class_worker, worker);
+#ifdef CONFIG_MAGIC_SYSRQ
+	if (register_sysrq_key('S', &sched_sysrq_fallback_op))
+		pr_warn("sched: sysrq-S is taken: no console fallback to cfs\n");
+#endif
+	mutex_lock(&sched_class_mutex);
+	sched_watchdog_arm();
+	mutex_unlock(&sched_class_mutex);
+	return 0;
+}
+#else
+static int sched_class_switch(const struct sched_class_choice *choice)
+{
+	return -EINVAL;
+}
+
+static inline int sched_class_switch_init(void)
+{
+	return 0;
+}
+#endif /* CONFIG_SCHED_CLASS_SWITCH */
+
 /*
  * kernel.sched_class: reading gives the class of normal tasks; writing a
  * known name moves every normal task to that class (root only).
@@ -126,42 +467,30 @@ static void sched_class_switched(void)
 static int sched_class_sysctl_handler(struct ctl_table *table, int write,
 				      void *buffer, size_t *lenp, loff_t *ppos)
 {
-	const struct sched_class_choice *choice, *prev;
+	const struct sched_class_choice *choice, *cur = READ_ONCE(sched_normal_choice);
 	char name[SCHED_CLASS_NAME_LEN] = "";
 	struct ctl_table tmp = {
 		.data	= name,
 		.maxlen	= sizeof(name),
 	};
-	unsigned int moved;
 	int ret;
 
-	mutex_lock(&sched_class_switch_mutex);
 	if (!write) {
-		strscpy(name, sched_normal_choice->name, sizeof(name));
-		ret = proc_dostring(&tmp, 0, buffer, lenp, ppos);
-		goto unlock;
+		strscpy(name, cur->name, sizeof(name));
+		return proc_dostring(&tmp, 0, buffer, lenp, ppos);
 	}
 	ret = proc_dostring(&tmp, 1, buffer, lenp, ppos);
 	if (ret)
-		goto unlock;
+		return ret;
 	choice = sched_class_lookup(name);
 	if (!choice) {
 		pr_warn_ratelimited("sched: unknown scheduler \"%s\" written to kernel.sched_class, keeping %s\n",
-				    name, sched_normal_choice->name);
-		ret = -EINVAL;
-		goto unlock;
+				    name, cur->name);
+		return -EINVAL;
 	}
-	prev = sched_normal_choice;
-	if (choice == prev)
-		goto unlock;
-	moved = sched_switch_normal_class(choice->class);
-	sched_normal_choice = choice;
-	sched_class_switched();
-	pr_info("sched: normal tasks moved from %s to %s (%u tasks)\n",
-		prev->name, choice->name, moved);
-unlock:
-	mutex_unlock(&sched_class_switch_mutex);
-	return ret;
+	if (choice == cur)
+		return 0;
+	return sched_class_switch(choice);
 }
 
 static struct ctl_table sched_class_sysctls[] = {
@@ -171,6 +500,14 @@ static struct ctl_table sched_class_sysctls[] = {
 		.mode		= 0644,
 		.proc_handler	= sched_class_sysctl_handler,
 	},
+#ifdef CONFIG_SCHED_CLASS_SWITCH
+	{
+		.procname	= "sched_watchdog_ms",
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= sched_watchdog_sysctl_handler,
+	},
+#endif
 	{}
 };
 
@@ -201,7 +538,7 @@ static int __init sched_class_select_init(void)
 	pr_info("sched: normal tasks run on %s (%s)\n", choice->name,
 		sched_normal_override >= 0 ? "sched=" : "default");
 	register_sysctl_init("kernel", sched_class_sysctls);
-	return 0;
+	return sched_class_switch_init();
 }
 late_initcall(sched_class_select_init);
 

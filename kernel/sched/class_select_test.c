@@ -59,12 +59,42 @@ static void sched_class_known_list(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, tiny, "cf");
 }
 
+#ifdef CONFIG_SCHED_CLASS_SWITCH
+static void sched_watchdog_values(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, sched_watchdog_ms_valid(0));
+	KUNIT_EXPECT_TRUE(test, sched_watchdog_ms_valid(SCHED_WATCHDOG_MIN_MS));
+	KUNIT_EXPECT_TRUE(test, sched_watchdog_ms_valid(SCHED_WATCHDOG_DEFAULT_MS));
+	KUNIT_EXPECT_TRUE(test, sched_watchdog_ms_valid(SCHED_WATCHDOG_MAX_MS));
+	KUNIT_EXPECT_FALSE(test, sched_watchdog_ms_valid(1));
+	KUNIT_EXPECT_FALSE(test, sched_watchdog_ms_valid(SCHED_WATCHDOG_MIN_MS - 1));
+	KUNIT_EXPECT_FALSE(test, sched_watchdog_ms_valid(SCHED_WATCHDOG_MAX_MS + 1));
+	KUNIT_EXPECT_FALSE(test, sched_watchdog_ms_valid(UINT_MAX));
+}
+
+static void sched_watchdog_periods(struct kunit *test)
+{
+	/* A stall is seen within the timeout plus one period. */
+	KUNIT_EXPECT_EQ(test, sched_watchdog_period_ms(SCHED_WATCHDOG_MIN_MS), 12U);
+	KUNIT_EXPECT_EQ(test, sched_watchdog_period_ms(2000), 250U);
+	KUNIT_EXPECT_EQ(test, sched_watchdog_period_ms(SCHED_WATCHDOG_DEFAULT_MS),
+			SCHED_WATCHDOG_MAX_PERIOD_MS);
+	KUNIT_EXPECT_EQ(test, sched_watchdog_period_ms(SCHED_WATCHDOG_MAX_MS),
+			SCHED_WATCHDOG_MAX_PERIOD_MS);
+	KUNIT_EXPECT_EQ(test, sched_watchdog_period_ms(1), 1U);
+}
+#endif
+
 static struct kunit_case sched_class_select_cases[] = {
 	KUNIT_CASE(sched_class_lookup_known),
 	KUNIT_CASE(sched_class_lookup_rejects),
 	KUNIT_CASE(sched_class_default_is_known),
 	KUNIT_CASE(sched_class_names),
 	KUNIT_CASE(sched_class_known_list),
+#ifdef CONFIG_SCHED_CLASS_SWITCH
+	KUNIT_CASE(sched_watchdog_values),
+	KUNIT_CASE(sched_watchdog_periods),
+#endif
 	{}
 };
 

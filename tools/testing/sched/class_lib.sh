@@ -3,7 +3,7 @@
 # normal_tasks_on CLASS: sets bad to the tasks with a normal policy (0
 # normal, 3 batch, 5 idle: field 41 of /proc/<pid>/stat) that are not on
 # CLASS and the other tasks not on rt/dl/stop ("none" if all are right),
-# and counts both kinds in normal and others. Builtins only in the loop:
+# and counts both kinds in normal and others; zombies are left out. Builtins only in the loop:
 # forks are slow under TCG with lockdep. A failed redirection of a function
 # call does not end the shell, so tasks that exit meanwhile are skipped.
 _third_line() { read -r _ && read -r _ && read -r class; }
@@ -18,6 +18,8 @@ normal_tasks_on() {
 		_third_line 2>/dev/null <"$dir/sched" || continue
 		class=${class##* }
 		set -- ${line##*) }
+		# A zombie keeps the class it died on: a switch no longer moves it.
+		case $1 in Z|X) continue ;; esac
 		shift 38
 		case $1 in
 		0|3|5)

@@ -1,0 +1,165 @@
+#!/bin/sh
+# In-guest TAP test of the stall watchdog and sysrq-S
+# (Documentation/scheduler/sched-class-select.rst, "Stall watchdog").
+# Usage: sched_watchdog.sh CLASS   (boot with sched=CLASS, 2 CPUs or more)
+#
+# An honest stall: a spinner pinned to CPU 1 with a hog, where CLASS never
+# runs it (ULE: the victim is SCHED_IDLE, in ULE's idle band; BMQ: the
+# victim is nice 4, two levels below a nice-0 hog). The watchdog must leave
+# it alone when off, fall back to cfs within the timeout plus 1 s when on,
+# and sysrq-S must fall back while a load keeps a shell from running.
+cls=${1:?usage: $0 CLASS}
+. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/class_lib.sh"
+K=/proc/sys/kernel/sched_class
+W=/proc/sys/kernel/sched_watchdog_ms
+LIMIT=2000
+
+echo "TAP version 13"
+echo "1..25"
+
+# runtime PID: se.sum_exec_runtime in ns (0 if gone).
+runtime() {
+	sed -n 's/^se.sum_exec_runtime *: *\([0-9]*\)\.\([0-9]*\)$/\1\2/p' "/proc/$1/sched" 2>/dev/null |
+		sed 's/^0*//;s/^$/0/'
+}
+# centis: uptime in hundredths of a second.
+centis() { read -r _up _ </proc/uptime; _c=${_up%.*}${_up#*.}; echo "${_c#0}"; }
+watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
+
+# stall: start the hog and the victim on CPU 1; sets hog and victim.
+stall() {
+	taskset -c 1 sh -c 'while :; do :; done' &
+	hog=$!
+	taskset -c 1 sh -c 'while :; do :; done' &
+	victim=$!
+	case $cls in
+	ule) chrt -i -p 0 $victim >/dev/null ;;
+	*) renice -n 4 -p $victim >/dev/null ;;
+	esac
+}
+unstall() { kill $hog $victim 2>/dev/null; wait $hog $victim 2>/dev/null; }
+trap 'kill $hog $victim $spinners $shell 2>/dev/null' EXIT
+
+# wait_for_cfs SECONDS: polls kernel.sched_class; sets waited (centis).
+wait_for_cfs() {
+	_start=$(centis)
+	_end=$((_start + $1 * 100))
+	while [ "$(cat $K)" != cfs ] && [ "$(centis)" -lt $_end ]; do
+		sleep 0.05
+	done
+	waited=$(($(centis) - _start))
+}
+
+check "$(cat $K)" "$cls" "booted on $cls"
+check "$(cat $W)" 30000 "kernel.sched_watchdog_ms defaults to 30000"
+for bad in abc -1 1 99 3600001 ""; do
+	rejects $W "$bad"
+done
+
+# Off: the victim starves and nothing happens.
+echo 0 >$W
+check "$(cat $W)" 0 "the watchdog can be turned off"
+stall
+sleep 1
+r0=$(runtime $victim)
+sleep 4
+r1=$(runtime $victim)
+echo "# victim $victim: ${r0} ns -> ${r1} ns in 4 s"
+check "$r1" "$r0" "watchdog off: the victim gets no CPU for 4 s"
+check "$(cat $K)/$(watchdog_lines)" "$cls/0" "watchdog off: still on $cls, nothing logged"
+
+# On, with a stall older than the timeout: the next check falls back.
+echo $LIMIT >$W
+wait_for_cfs 3
+echo "# fell back ${waited}0 ms after the watchdog was set"
+check "$(cat $K)" cfs "an old stall falls back to cfs"
+[ "$waited" -le 100 ] && ok "within 1 s of turning the watchdog on" ||
+	not_ok "within 1 s of turning the watchdog on (took ${waited}0 ms)"
+line=$(dmesg | grep "sched: watchdog:" | tail -1)
+echo "# $line"
+case $line in
+*"sched: watchdog: $cls left "*"[$victim] runnable on CPU 1 for "*" ms (limit $LIMIT ms), falling back to cfs")
+	ok "the log line names the class, the victim, its CPU and the limit" ;;
+*) not_ok "the log line names the class, the victim, its CPU and the limit" ;;
+esac
+settled() {
+	normal_tasks_on cfs
+	[ "$bad" = none ] && return
+	sleep 0.2
+	normal_tasks_on cfs
+}
+settled
+check "$bad" none "after the fallback every normal task is on cfs"
+r0=$(runtime $victim)
+sleep 5
+r1=$(runtime $victim)
+echo "# victim on cfs: ${r0} ns -> ${r1} ns in 5 s"
+[ "$r1" -gt "$r0" ] && ok "the starved victim runs on cfs" || not_ok "the starved victim runs on cfs"
+unstall
+check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog)")" 1 \
+	"the fallback is logged as the watchdog's"
+
+# A fresh stall: not before the timeout, and within timeout + 1 s.
+echo "$cls" >$K
+check "$(cat $K)" "$cls" "back on $cls"
+stall
+wait_for_cfs 5
+echo "# fresh stall: fell back after ${waited}0 ms"
+[ "$waited" -ge $((LIMIT / 10 - 30)) ] && ok "a fresh stall is not reported early" ||
+	not_ok "a fresh stall is not reported early (${waited}0 ms)"
+[ "$(cat $K)" = cfs ] && [ "$waited" -le $((LIMIT / 10 + 100)) ] &&
+	ok "a fresh stall falls back within the timeout plus 1 s" ||
+	not_ok "a fresh stall falls back within the timeout plus 1 s (${waited}0 ms, $(cat $K))"
+unstall
+
+# sysrq-S while a load keeps a shell from running: spinners on every CPU
+# and a shell loop that CLASS ranks below them, as in the stall above (a
+# builtin-only loop, so that its progress on cfs shows at once). The
+# watchdog is off; this script runs as an RT task, as the console's
+# interrupt would.
+echo "$cls" >$K
+echo 0 >$W
+chrt -f -p 30 $$
+rm -f /tmp/shell_ticks
+case $cls in
+ule) shell_policy="chrt -i 0" ;;
+*) shell_policy="chrt -o 0 nice -n 4" ;;
+esac
+$shell_policy sh -c 'i=0; while :; do i=$((i + 1)); echo $i >/tmp/shell_ticks; done' &
+shell=$!
+# It runs before the load starts.
+i=0
+while [ ! -s /tmp/shell_ticks ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+spinners=""
+for cpu in $(seq 0 $(($(nproc) - 1))); do
+	chrt -o 0 taskset -c "$cpu" sh -c 'while :; do :; done' &
+	spinners="$spinners $!"
+done
+sleep 1
+t0=$(cat /tmp/shell_ticks 2>/dev/null)
+sleep 3
+t1=$(cat /tmp/shell_ticks 2>/dev/null)
+echo "# shell ticks ${t0:-none} -> ${t1:-none} in 3 s under $cls"
+check "${t1:-none}" "${t0:-none}" "the load keeps the shell from running on $cls"
+echo S >/proc/sysrq-trigger
+wait_for_cfs 3
+check "$(cat $K)" cfs "sysrq-S falls back to cfs"
+# Within 3 s; an empty read is the writer between truncation and write.
+i=0
+t2=""
+while [ $i -lt 30 ]; do
+	sleep 0.1
+	t2=$(cat /tmp/shell_ticks 2>/dev/null)
+	[ -n "$t2" ] && [ "$t2" != "${t1:-none}" ] && break
+	i=$((i + 1))
+done
+echo "# shell ticks ${t1:-none} -> ${t2:-none} on cfs"
+[ -n "$t2" ] && [ "$t2" != "${t1:-none}" ] && ok "the shell runs again" || not_ok "the shell runs again"
+check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, sysrq)")" 1 \
+	"the fallback is logged as sysrq's"
+kill $spinners $shell 2>/dev/null
+wait $spinners $shell 2>/dev/null
+chrt -o -p 0 $$
+check "$(watchdog_lines)" 2 "the watchdog reported each stall once, the off state and sysrq nothing"
+tap_done
