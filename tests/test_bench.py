@@ -34,6 +34,12 @@ def test_parse_keeps_times_and_failures_apart():
     assert failures == [("pipe", "ule", "1")]
 
 
+def test_parse_counts_a_watchdog_report_as_a_failure():
+    assert bench.parse(SAMPLE + "watchdog 0\n")[2] == [("pipe", "ule", "1")]
+    assert bench.parse(SAMPLE + "watchdog 2\n")[2] == [("pipe", "ule", "1"),
+                                                       ("watchdog", "reports", "2")]
+
+
 def test_summary_ratio_is_median_over_cfs_median():
     summary = bench.summarise(bench.parse(SAMPLE)[0])
     assert summary["hackbench"]["cfs"]["median"] == 3.0

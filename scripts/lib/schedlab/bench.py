@@ -7,12 +7,17 @@ import statistics
 def parse(output):
     """Result lines of class_bench.sh: ({bench: {class: [seconds]}},
     {bench: command}, failures as (bench, class, round)). A run whose tool
-    failed counts as a failure, not as a time."""
+    failed counts as a failure, not as a time, and so does a stall-watchdog
+    report ("watchdog N" with N > 0: the watchdog moved everything to CFS,
+    so later runs did not measure the class they name)."""
     runs, commands, failures = {}, {}, []
     for line in output.splitlines():
         f = line.split()
         if f[:1] == ["bench"] and len(f) >= 3:
             commands[f[1]] = " ".join(f[2:])
+        elif f[:1] == ["watchdog"] and len(f) == 2:
+            if f[1] != "0":
+                failures.append(("watchdog", "reports", f[1]))
         elif f[:1] == ["result"] and len(f) == 5:
             bench, cls, rnd, secs = f[1], f[2], f[3], f[4]
             try:

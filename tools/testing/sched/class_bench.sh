@@ -10,7 +10,8 @@
 # emulated CPUs of a 2-core host; 0: smoke sizes, to check that every
 # tool runs). Prints "result BENCH CLASS ROUND VALUE" per run and
 # "bench BENCH COMMAND" once per benchmark; a run whose tool failed prints
-# VALUE as "fail".
+# VALUE as "fail". Ends with "watchdog N", the stall-watchdog reports
+# logged (the default timeout must not fire in these loads).
 #
 # SUITE "wakeup" (the default): hackbench, perf bench sched pipe and
 # messaging, sysbench threads and mutex; VALUE is seconds.
@@ -142,3 +143,4 @@ while [ $r -lt "$rounds" ]; do
 	done
 done
 use "$first"
+echo "watchdog $(dmesg | grep -c "sched: watchdog:")"

@@ -31,7 +31,7 @@ LIMIT_PPM=$((1000000 / (THREADS + 1) / 2))
 class=$(cat $K/sched_class)
 
 echo "TAP version 13"
-echo "1..6"
+echo "1..7"
 # This shell and its helpers stay on CPU 0, off the CPU under test.
 taskset -pc 0 $$ >/dev/null
 
@@ -174,4 +174,7 @@ wait $spin 2>/dev/null
 printf '%s\n' "class $class" "alone_ppm $alone" "share_ppm $share" "pool_ppm $pool_ppm" \
 	"after_ppm $after" "limit_ppm $LIMIT_PPM" "ran $ran" "ran_there $ran_there" >"$out/starvation.txt"
 echo "# $(echo $(cat "$out/starvation.txt"))"
+# The stall watchdog's default (30 s) must let the experiment starve the
+# spinner for the pool's POOL_S seconds.
+check "$(dmesg | grep -c "sched: watchdog:")" 0 "the default stall watchdog stays quiet"
 tap_done
