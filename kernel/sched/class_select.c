@@ -417,10 +417,13 @@ static const struct sysrq_key_op sched_sysrq_fallback_op = {
 
 static int sched_class_switch(const struct sched_class_choice *choice)
 {
+	struct kthread_worker *worker = READ_ONCE(sched_class_worker);
 	struct sched_class_switch_work sw = { .choice = choice };
 
+	if (!worker)
+		return -ENODEV;
 	kthread_init_work(&sw.work, sched_class_switch_workfn);
-	kthread_queue_work(sched_class_worker, &sw.work);
+	kthread_queue_work(worker, &sw.work);
 	kthread_flush_work(&sw.work);
 	return 0;
 }

@@ -31,10 +31,10 @@ check "$(cat $K)" cfs "booted on cfs"
 moved_last() {
 	dmesg | sed -n 's/.*sched: normal tasks moved from .* (\([0-9]*\) tasks, .*/\1/p' | tail -1
 }
-# root_cfs_util CPU: .util_avg of CPU's root cfs_rq.
-root_cfs_util() {
-	awk -v rq="cfs_rq[$1]:/" '$1 == rq { on = 1; next }
-		on && $1 == ".util_avg" { print $3; exit }' $D
+# root_cfs CPU FIELD: .FIELD (util_avg, load_avg) of CPU's root cfs_rq.
+root_cfs() {
+	awk -v rq="cfs_rq[$1]:/" -v want=".$2" '$1 == rq { on = 1; next }
+		on && $1 == want { print $3; exit }' $D
 }
 
 taskset -c 1 sh -c 'while :; do :; done' &
@@ -65,12 +65,16 @@ echo "# cfs -> ule moved $moved tasks with $nz zombies around"
 	not_ok "the switch leaves the zombies alone (moved ${moved:-?})"
 check "$(sed -n 's/^class *: *//p' /proc/$z1/sched)" cfs "a zombie keeps the class it died on"
 echo cfs >$K
-util=$(root_cfs_util 1)
+util=$(root_cfs 1 util_avg)
+load=$(root_cfs 1 load_avg)
 hog_util=$(sed -n 's/^se.avg.util_avg *: *//p' /proc/$zhog/sched)
-echo "# back on cfs: CPU 1 root cfs_rq util_avg $util, the hog's $hog_util"
+hog_load=$(sed -n 's/^se.avg.load_avg *: *//p' /proc/$zhog/sched)
+echo "# back on cfs: CPU 1 root cfs_rq util_avg $util load_avg $load, the hog's $hog_util and $hog_load"
+# Moving the zombies out and back would add each one's util and load again.
 [ -n "$util" ] && [ -n "$hog_util" ] && [ "$util" -le $((hog_util + 200)) ] &&
-	ok "CPU 1's CFS utilisation is what the hog explains" ||
-	not_ok "CPU 1's CFS utilisation is what the hog explains ($util vs $hog_util)"
+	[ -n "$load" ] && [ -n "$hog_load" ] && [ "$load" -le $((hog_load + 200)) ] &&
+	ok "CPU 1's CFS utilisation and load are what the hog explains" ||
+	not_ok "CPU 1's CFS utilisation and load are what the hog explains"
 kill $zhog $zparent
 wait $zhog $zparent 2>/dev/null
 
