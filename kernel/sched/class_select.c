@@ -333,11 +333,10 @@ static void sched_watchdog_checkfn(struct kthread_work *work)
 	}
 	if (!found)
 		return;
-	pr_warn("sched: watchdog: %s left %s[%d] runnable on CPU %d for %u ms (limit %u ms), falling back to cfs\n",
-		stall.class, stall.comm, stall.pid, stall.cpu, stall.waited_ms, ms);
-	if (cmpxchg(&sched_fallback_reason, NULL, "watchdog"))
-		return;
-	sched_fallback_workfn(&sched_fallback_work);
+	/* Runs next on this worker, unless the tick asked first. */
+	if (sched_fallback_request("watchdog"))
+		pr_warn("sched: watchdog: %s left %s[%d] runnable on CPU %d for %u ms (limit %u ms), falling back to cfs\n",
+			stall.class, stall.comm, stall.pid, stall.cpu, stall.waited_ms, ms);
 }
 
 static DEFINE_KTHREAD_WORK(sched_watchdog_check_work, sched_watchdog_checkfn);

@@ -616,6 +616,8 @@ static unsigned int sanity_repair(struct sanity_watch *sw, struct sanity_walk *w
 	sw->idle_cpu = wt->target;
 	if (sw->report)
 		sw->report->idle_cpu = wt->target;
+	else	/* a trace names the pair that is confirmed */
+		trace_sanity_violation(0, SCHED_SANITY_WATCH, sw->idle_cpu, sw->busy_cpu);
 	sanity_stat.repaired++;
 	return nr;
 }

@@ -63,3 +63,29 @@ spinners_run() {
 	done
 	stuck=${stuck:-none}
 }
+
+# now_cs: sets now to the uptime in centiseconds (the guest is up for
+# seconds before a test runs, so there is no leading zero).
+now_cs() {
+	read -r _up _ </proc/uptime
+	now=${_up%.*}${_up#*.}
+}
+
+# cpu_ns PID: sets ns to the time the task has run, wait_ns to the time
+# it waited on a run queue and runs to the times it got a CPU, from
+# /proc/PID/schedstat. No command
+# substitution: a fork under TCG takes long enough to skew a window timed
+# around it.
+cpu_ns() {
+	read -r ns wait_ns runs 2>/dev/null </proc/"$1"/schedstat || ns=0 wait_ns=0 runs=0
+}
+
+# sched_debug SECTION FIELD: FIELD's value in SECTION of
+# /sys/kernel/debug/sched/debug ("cpu#1", "cfs_rq[1]:/"), debugfs mounted
+# if it is not.
+sched_debug() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	awk -v sec="$1" -v want=".$2" '$1 == sec || $1 == sec "," { on = 1; next }
+		on && /^(cpu#|cfs_rq\[|rt_rq\[|dl_rq\[)/ { on = 0 }
+		on && $1 == want { print $3; exit }' /sys/kernel/debug/sched/debug
+}

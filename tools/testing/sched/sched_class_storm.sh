@@ -18,25 +18,17 @@ rounds=${2:-50}
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/class_lib.sh"
 K=/proc/sys/kernel/sched_class
-D=/sys/kernel/debug/sched/debug
 ZOMBIES=2000
 SPIN_MS=2
 
 echo "TAP version 13"
 echo "1..10"
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 check "$(cat $K)" cfs "booted on cfs"
 
 # moved_last: the task count of the last "normal tasks moved" line.
 moved_last() {
 	dmesg | sed -n 's/.*sched: normal tasks moved from .* (\([0-9]*\) tasks, .*/\1/p' | tail -1
 }
-# root_cfs CPU FIELD: .FIELD (util_avg, load_avg) of CPU's root cfs_rq.
-root_cfs() {
-	awk -v rq="cfs_rq[$1]:/" -v want=".$2" '$1 == rq { on = 1; next }
-		on && $1 == want { print $3; exit }' $D
-}
-
 taskset -c 1 sh -c 'while :; do :; done' &
 zhog=$!
 taskset -c 1 "$tasks" zombies $ZOMBIES $SPIN_MS </dev/null >/tmp/zombies.out &
@@ -65,8 +57,8 @@ echo "# cfs -> ule moved $moved tasks with $nz zombies around"
 	not_ok "the switch leaves the zombies alone (moved ${moved:-?})"
 check "$(sed -n 's/^class *: *//p' /proc/$z1/sched)" cfs "a zombie keeps the class it died on"
 echo cfs >$K
-util=$(root_cfs 1 util_avg)
-load=$(root_cfs 1 load_avg)
+util=$(sched_debug "cfs_rq[1]:/" util_avg)
+load=$(sched_debug "cfs_rq[1]:/" load_avg)
 hog_util=$(sed -n 's/^se.avg.util_avg *: *//p' /proc/$zhog/sched)
 hog_load=$(sed -n 's/^se.avg.load_avg *: *//p' /proc/$zhog/sched)
 echo "# back on cfs: CPU 1 root cfs_rq util_avg $util load_avg $load, the hog's $hog_util and $hog_load"

@@ -10,7 +10,7 @@
 # the debug file) and near 0 two seconds after it stopped.
 class=${1:?usage: $0 CLASS}
 . "$(dirname "$0")/tap.sh"
-D=/sys/kernel/debug/sched/debug
+. "$(dirname "$0")/class_lib.sh"
 HIGH=200
 # Per-CPU kthreads still run a little on CPU 1; without decay the signal
 # stays near its peak.
@@ -18,13 +18,6 @@ LOW=100
 
 echo "TAP version 13"
 echo "1..5"
-
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-# util NAME: CPU 1's .NAME from the debug file.
-util() {
-	awk -v want=".$1" '/^cpu#/ { cpu = $1; sub(",", "", cpu) }
-		cpu == "cpu#1" && $1 == want { print $3; exit }' $D
-}
 
 check "$(cat /proc/sys/kernel/sched_class)" "$class" "booted on $class"
 taskset -pc 0 $$ >/dev/null
@@ -36,11 +29,11 @@ trap 'kill $ticker $burst 2>/dev/null' EXIT
 # 2 s after it was killed.
 decays() {
 	sleep 1
-	peak=$(util "$2")
+	peak=$(sched_debug cpu#1 "$2")
 	kill "$3"
 	wait "$3" 2>/dev/null
 	sleep 2
-	after=$(util "$2")
+	after=$(sched_debug cpu#1 "$2")
 	echo "# $1: $2 $peak while it ran, $after 2 s after"
 	if [ "${peak:-0}" -ge $HIGH ] && [ "${after:-$HIGH}" -le $LOW ]; then
 		ok "$2 of CPU 1 decays once idle after $1"

@@ -18,37 +18,41 @@ LIMIT=2000
 echo "TAP version 13"
 echo "1..25"
 
-# runtime PID: se.sum_exec_runtime in ns (0 if gone).
-runtime() {
-	sed -n 's/^se.sum_exec_runtime *: *\([0-9]*\)\.\([0-9]*\)$/\1\2/p' "/proc/$1/sched" 2>/dev/null |
-		sed 's/^0*//;s/^$/0/'
-}
-# centis: uptime in hundredths of a second.
-centis() { read -r _up _ </proc/uptime; _c=${_up%.*}${_up#*.}; echo "${_c#0}"; }
 watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
 
-# stall: start the hog and the victim on CPU 1; sets hog and victim.
+# stall: start the victim and then the hog on CPU 1; sets hog and victim.
+# The victim is demoted only once it spins in user space: starved inside
+# its exec it could hold the shell binary's i_mmap_rwsem, and every later
+# fork of this script would wait for it behind the hog.
 stall() {
 	taskset -c 1 sh -c 'while :; do :; done' &
-	hog=$!
-	taskset -c 1 sh -c 'while :; do :; done' &
 	victim=$!
+	_i=0
+	until grep -q while /proc/$victim/cmdline 2>/dev/null || [ $_i -ge 100 ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	sleep 0.2
 	case $cls in
 	ule) chrt -i -p 0 $victim >/dev/null ;;
 	*) renice -n 4 -p $victim >/dev/null ;;
 	esac
+	taskset -c 1 sh -c 'while :; do :; done' &
+	hog=$!
 }
 unstall() { kill $hog $victim 2>/dev/null; wait $hog $victim 2>/dev/null; }
 trap 'kill $hog $victim $spinners $shell 2>/dev/null' EXIT
 
 # wait_for_cfs SECONDS: polls kernel.sched_class; sets waited (centis).
 wait_for_cfs() {
-	_start=$(centis)
-	_end=$((_start + $1 * 100))
-	while [ "$(cat $K)" != cfs ] && [ "$(centis)" -lt $_end ]; do
+	now_cs
+	_start=$now
+	while [ "$(cat $K)" != cfs ] && [ "$now" -lt $((_start + $1 * 100)) ]; do
 		sleep 0.05
+		now_cs
 	done
-	waited=$(($(centis) - _start))
+	now_cs
+	waited=$((now - _start))
 }
 
 check "$(cat $K)" "$cls" "booted on $cls"
@@ -62,9 +66,9 @@ echo 0 >$W
 check "$(cat $W)" 0 "the watchdog can be turned off"
 stall
 sleep 1
-r0=$(runtime $victim)
+cpu_ns $victim; r0=$ns
 sleep 4
-r1=$(runtime $victim)
+cpu_ns $victim; r1=$ns
 echo "# victim $victim: ${r0} ns -> ${r1} ns in 4 s"
 check "$r1" "$r0" "watchdog off: the victim gets no CPU for 4 s"
 check "$(cat $K)/$(watchdog_lines)" "$cls/0" "watchdog off: still on $cls, nothing logged"
@@ -91,9 +95,9 @@ settled() {
 }
 settled
 check "$bad" none "after the fallback every normal task is on cfs"
-r0=$(runtime $victim)
+cpu_ns $victim; r0=$ns
 sleep 5
-r1=$(runtime $victim)
+cpu_ns $victim; r1=$ns
 echo "# victim on cfs: ${r0} ns -> ${r1} ns in 5 s"
 [ "$r1" -gt "$r0" ] && ok "the starved victim runs on cfs" || not_ok "the starved victim runs on cfs"
 unstall

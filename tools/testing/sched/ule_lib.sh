@@ -2,6 +2,7 @@
 # ule_balance.sh); source after tap.sh. The loops use builtins only: forks
 # are slow under TCG with lockdep.
 K=/proc/sys/kernel
+. "$(dirname "$0")/class_lib.sh"
 
 # "name : value" lines of /proc/<pid>[/task/<tid>]/sched (ule.* and bmq.*,
 # for ule_read and bmq_read); the value is the last word, as
@@ -56,13 +57,6 @@ queue_of() {
 	fi
 }
 
-# now_cs: sets now to the uptime in centiseconds (the guest is up for
-# seconds before a test runs, so there is no leading zero).
-now_cs() {
-	read -r _up _ </proc/uptime
-	now=${_up%.*}${_up#*.}
-}
-
 # wait_ule SCHEDFILE QUEUE MIN MAX START_CS LIMIT_CS: poll every 0.1 s until
 # the task's ule.queue is QUEUE and MIN <= ule.prio <= MAX, for at most
 # LIMIT_CS centiseconds after START_CS; sets waited (cs since START_CS).
@@ -107,15 +101,6 @@ wait_line() {
 		_i=$((_i + 1))
 	done
 	return 1
-}
-
-# cpu_ns PID: sets ns to the time the task has run, wait_ns to the time
-# it waited on a run queue and runs to the times it got a CPU, from
-# /proc/PID/schedstat. No command
-# substitution: a fork under TCG takes long enough to skew a window timed
-# around it.
-cpu_ns() {
-	read -r ns wait_ns runs 2>/dev/null </proc/"$1"/schedstat || ns=0 wait_ns=0 runs=0
 }
 
 # pi_start OUT [NICE]: "$uleload" pi on CPU 1, output to OUT; sets pi,
