@@ -110,17 +110,18 @@ static inline bool bmq_first_of_level(struct rq *rq, struct task_struct *p)
 }
 
 #ifdef CONFIG_SMP
-/* CPUs with two or more BMQ tasks: where an idle CPU may pull from. */
+/* CPUs with a BMQ task waiting (bmq_has_waiter()): idle CPUs pull there. */
 static struct cpumask bmq_pending_mask;
 /* CPUs whose last pick found nothing; confirmed with available_idle_cpu(). */
 static struct cpumask bmq_idle_hint;
 
-static void bmq_kick_idle(struct rq *rq);
+static void bmq_kick_idle(struct rq *rq, int budget);
 static void bmq_kick_smt(struct rq *rq);
 
 static inline void bmq_set_pending(struct rq *rq)
 {
-	if (rq->bmq.nr >= 2) {
+	lockdep_assert_rq_held(rq);
+	if (bmq_has_waiter(rq->bmq.nr, rq->nr_running)) {
 		if (!cpumask_test_cpu(cpu_of(rq), &bmq_pending_mask))
 			cpumask_set_cpu(cpu_of(rq), &bmq_pending_mask);
 	} else if (cpumask_test_cpu(cpu_of(rq), &bmq_pending_mask)) {
@@ -148,7 +149,7 @@ static inline void bmq_update_util(struct rq *rq, int running)
 static inline void bmq_set_pending(struct rq *rq) { }
 static inline void bmq_mark_idle(struct rq *rq, bool idle) { }
 static inline void bmq_update_util(struct rq *rq, int running) { }
-static inline void bmq_kick_idle(struct rq *rq) { }
+static inline void bmq_kick_idle(struct rq *rq, int budget) { }
 static inline void bmq_kick_smt(struct rq *rq) { }
 #endif
 
@@ -310,11 +311,17 @@ static void check_preempt_curr_bmq(struct rq *rq, struct task_struct *p, int fla
 static void set_next_task_bmq(struct rq *rq, struct task_struct *p, bool first)
 {
 	p->se.exec_start = rq_clock_task(rq);
-	if (first) {
+	/*
+	 * Picked again after its slice expired or it yielded, the task keeps
+	 * its run window (Project C times runs from the last real switch):
+	 * a hog that sleeps just after a re-pick has not run briefly.
+	 */
+	if (first && p != rq->curr) {
 		p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
 		p->bmq.run_start = rq_clock(rq);
 	}
 	bmq_mark_idle(rq, false);
+	bmq_set_pending(rq);	/* a higher class may have left */
 	bmq_hrtick_start(rq, p);
 	if (rq->curr->sched_class != &bmq_sched_class)
 		bmq_update_util(rq, 0);
@@ -362,6 +369,16 @@ static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
 	    p->bmq.slice < BMQ_RESCHED_NS)
 		bmq_expire(rq, p);
 	p->bmq.flags &= ~BMQ_F_SLEPT;
+	/*
+	 * Preempted by RT or DL: no BMQ tick runs here until they leave, so
+	 * wake idle CPUs now to take the BMQ tasks (Project C's idle CPUs find
+	 * such a CPU pending the next time they schedule).
+	 */
+	if ((p->bmq.flags & BMQ_F_LISTED) &&
+	    (sched_rt_runnable(rq) || sched_dl_runnable(rq))) {
+		bmq_set_pending(rq);
+		bmq_kick_idle(rq, min(rq->bmq.nr, rq->bmq.nr_movable));
+	}
 }
 
 /* Tick, and the hrtick with @queued set. The expiry itself is in put_prev. */
@@ -379,7 +396,7 @@ static void task_tick_bmq(struct rq *rq, struct task_struct *p, int queued)
 		bmq_hrtick_start(rq, p);
 	}
 	if (!queued) {
-		bmq_kick_idle(rq);
+		bmq_kick_idle(rq, min(rq->bmq.nr - 1, rq->bmq.nr_movable));
 		bmq_kick_smt(rq);
 	}
 }
@@ -615,7 +632,7 @@ static bool bmq_may_pull(struct rq *src, struct task_struct *p, int cpu)
  */
 static int bmq_pull_from(struct rq *src, struct rq *dst)
 {
-	int budget = min_t(int, src->bmq.nr / 2, sysctl_sched_nr_migrate);
+	int budget = bmq_pull_budget(src->nr_running, sysctl_sched_nr_migrate);
 	struct task_struct *p, *n;
 	unsigned long level;
 	int moved = 0;
@@ -658,10 +675,11 @@ static int bmq_idle_pull(struct rq *this_rq, int *moved)
 			struct rq *src = cpu_rq(cpu);
 
 			sched_ev_seen_cpu(cpu);
-			if (cpu == this_cpu || READ_ONCE(src->bmq.nr) < 2)
+			if (cpu == this_cpu ||
+			    !bmq_has_waiter(READ_ONCE(src->bmq.nr), READ_ONCE(src->nr_running)))
 				continue;
 			double_lock_balance(this_rq, src);
-			if (!this_rq->bmq.nr && src->bmq.nr >= 2) {
+			if (!this_rq->bmq.nr && bmq_has_waiter(src->bmq.nr, src->nr_running)) {
 				update_rq_clock(src);
 				*moved = bmq_pull_from(src, this_rq);
 			}
@@ -815,11 +833,13 @@ static void bmq_kick_cpu(int cpu)
 		smp_call_function_single_async(cpu, &rq->bmq.pull_csd);
 }
 
-/* Pinned tasks cannot be pulled: do not wake idle CPUs for them. */
-static void bmq_kick_idle(struct rq *rq)
+/*
+ * Wake up to @budget idle CPUs, nearest first, to pull from @rq; the
+ * callers count only movable waiting tasks, pinned ones cannot be pulled.
+ */
+static void bmq_kick_idle(struct rq *rq, int budget)
 {
 	int this_cpu = cpu_of(rq), cpu;
-	int budget = min(rq->bmq.nr - 1, rq->bmq.nr_movable);
 	struct sched_domain *sd;
 
 	if (budget <= 0 || cpumask_empty(&bmq_idle_hint))

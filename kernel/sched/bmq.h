@@ -109,6 +109,23 @@ static inline bool bmq_fork_split(s64 *parent, s64 *child, s64 full)
 	return false;
 }
 
+/*
+ * A CPU with @nr_bmq BMQ tasks among @nr_running tasks of every class has
+ * a BMQ task waiting that an idle CPU may take. Project C keeps all classes
+ * in one queue and counts them all, so a normal task behind an RT task
+ * counts as waiting there too.
+ */
+static inline bool bmq_has_waiter(unsigned int nr_bmq, unsigned int nr_running)
+{
+	return nr_bmq && nr_running >= 2;
+}
+
+/* Tasks one pull may look at on a source: half its runnable, as Project C. */
+static inline unsigned int bmq_pull_budget(unsigned int nr_running, unsigned int nr_migrate)
+{
+	return min(nr_running / 2, nr_migrate);
+}
+
 /* "sched_timeslice=": 2 or 4 (ms); anything else is -EINVAL. */
 static inline int bmq_parse_timeslice(const char *str, unsigned int *ms)
 {

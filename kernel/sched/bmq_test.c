@@ -133,6 +133,30 @@ static void bmq_test_parse_timeslice(struct kunit *test)
 	}
 }
 
+/*
+ * Idle CPUs pull from a CPU whose BMQ task waits, also behind a task of a
+ * higher class (one BMQ task, two runnable), never from a lone task.
+ */
+static void bmq_test_has_waiter(struct kunit *test)
+{
+	KUNIT_EXPECT_FALSE(test, bmq_has_waiter(0, 0));
+	KUNIT_EXPECT_FALSE(test, bmq_has_waiter(1, 1));
+	KUNIT_EXPECT_FALSE(test, bmq_has_waiter(0, 3));
+	KUNIT_EXPECT_TRUE(test, bmq_has_waiter(1, 2));
+	KUNIT_EXPECT_TRUE(test, bmq_has_waiter(2, 2));
+	KUNIT_EXPECT_TRUE(test, bmq_has_waiter(5, 9));
+}
+
+/* Half the source's runnable tasks, capped by kernel.sched_nr_migrate. */
+static void bmq_test_pull_budget(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, bmq_pull_budget(1, 32), 0U);
+	KUNIT_EXPECT_EQ(test, bmq_pull_budget(2, 32), 1U);
+	KUNIT_EXPECT_EQ(test, bmq_pull_budget(7, 32), 3U);
+	KUNIT_EXPECT_EQ(test, bmq_pull_budget(200, 32), 32U);
+	KUNIT_EXPECT_EQ(test, bmq_pull_budget(4, 1), 1U);
+}
+
 static struct kunit_case bmq_test_cases[] = {
 	KUNIT_CASE(bmq_test_level_points),
 	KUNIT_CASE(bmq_test_level_grid),
@@ -140,6 +164,8 @@ static struct kunit_case bmq_test_cases[] = {
 	KUNIT_CASE(bmq_test_boost_threshold),
 	KUNIT_CASE(bmq_test_fork_split),
 	KUNIT_CASE(bmq_test_parse_timeslice),
+	KUNIT_CASE(bmq_test_has_waiter),
+	KUNIT_CASE(bmq_test_pull_budget),
 	{}
 };
 

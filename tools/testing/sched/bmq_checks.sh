@@ -4,7 +4,9 @@
 #      its bmq.* lines in /proc/<pid>/sched are consistent (boost within
 #      its policy's range, level = (prio - 100 + 7 + boost) / 2);
 #   b. a sleeper (1 ms run, 9 ms sleep) is boosted below 0 within 3 s; a
-#      task that slept like that and then spins is deboosted to +7;
+#      task that slept like that and then spins is deboosted to +7; a hog
+#      alone on a CPU (5 ms runs, 1 ms sleeps) stays at +7: picked again
+#      after its slice expired it keeps its run window (Project C);
 #   c. strict levels: two spinners sharing a CPU share it at nice 0 and 1
 #      (one level) and the nice 2 one starves beside nice 0 (two levels);
 #   d. kernel.sched_bmq_yield_type: default, rejected writes, valid ones,
@@ -19,7 +21,10 @@
 #   h. sched feature HRTICK_BMQ: on by default, two spinners sharing a
 #      CPU run a slice per pick; off, the tick ends slices late;
 #   i. priority inheritance: the owner of a PI mutex runs at the level of
-#      its nice -10 waiter until it unlocks.
+#      its nice -10 waiter until it unlocks;
+#   j. a task behind RT: an RT spinner preempts the only BMQ task of CPU 1
+#      and an idle CPU takes that task (Project C's pending rule counts
+#      every class), so it runs about as much as the RT spinner.
 # Usage: bmq_checks.sh OUTDIR ULELOAD [SLICE_MS]
 out=${1:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
 uleload=${2:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
@@ -33,7 +38,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..32"
+echo "1..35"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -113,6 +118,24 @@ else
 	not_ok "spinning after sleeping: boost $before -> 7 within 2 s: $(bmq_state)"
 fi
 kill $turn
+# A hog alone on CPU 2: its slice expires 4.2 ms into each 5 ms run and it
+# is picked again; the 0.8 ms left before it sleeps are no short run. A
+# re-pick that restarted the run window boosted it to +6 on every sleep.
+taskset -c 2 "$uleload" sleeper 5000 1000 20 >/dev/null &
+hog=$!
+sleep 1
+at7=0
+seen=""
+for i in $(seq 20); do
+	bmq_read /proc/$hog/sched
+	[ "$b_boost" = 7 ] && at7=$((at7 + 1))
+	seen="$seen $b_boost"
+	sleep 0.05
+done
+kill $hog
+wait $hog 2>/dev/null
+[ $at7 -ge 15 ] && ok "a hog with 1 ms naps stays at +7 ($at7 of 20 samples)" ||
+	not_ok "a hog with 1 ms naps stays at +7 ($at7 of 20 samples:$seen)"
 wait $turn 2>/dev/null
 
 # c. Strict levels on one CPU: at +7 nice 0 is level 17, nice 1 level 17,
@@ -310,4 +333,40 @@ fi
 grep -E "lock failed|setpriority failed" $out/pi.txt | sed 's/^/# /'
 kill $pi 2>/dev/null
 wait $pi 2>/dev/null
+
+# j. A task behind RT. The normal spinner starts on CPU 1 and may then run
+# anywhere; it stays there while alone. RT throttling leaves it 5% of CPU 1
+# if no idle CPU takes it.
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo 1 >$T/events/sched_events/task_migrate/enable
+echo 1 >$T/tracing_on
+taskset -c 1 "$uleload" spinner 30 >/dev/null &
+sp=$!
+sleep 0.3
+taskset -p -c 0-$(($(nproc) - 1)) $sp >/dev/null
+chrt -f 50 taskset -c 1 "$uleload" spinner 30 >/dev/null &
+rt=$!
+sleep 0.5
+cpu_ns $sp; n0=$ns
+cpu_ns $rt; t0=$ns
+sleep 2
+cpu_ns $sp; n1=$ns
+cpu_ns $rt; t1=$ns
+echo 0 >$T/events/sched_events/task_migrate/enable
+nms=$(((n1 - n0) / 1000000))
+tms=$(((t1 - t0) / 1000000))
+echo "# over 2 s: normal spinner $nms ms, RT spinner $tms ms"
+moved=$(grep -c "task_migrate: pid=$sp .* src=1 .* reason=idle_balance" $T/trace)
+if [ "$moved" -ge 1 ]; then
+	ok "an idle CPU pulled the BMQ task from behind the RT task"
+else
+	not_ok "an idle CPU pulled the BMQ task from behind the RT task"
+	grep "task_migrate: pid=$sp " $T/trace | tail -5 | sed 's/^/# /'
+fi
+[ "$tms" -gt 0 ] && [ $((nms * 2)) -ge "$tms" ] &&
+	ok "the BMQ task runs at least half as much as the RT task ($nms ms vs $tms ms)" ||
+	not_ok "the BMQ task runs at least half as much as the RT task ($nms ms vs $tms ms)"
+kill $sp $rt 2>/dev/null
+wait $sp $rt 2>/dev/null
 tap_done
