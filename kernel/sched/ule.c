@@ -381,7 +381,7 @@ static void update_curr_ule(struct rq *rq)
 	ule_pct_update(ue, rq_clock(rq), true);
 }
 
-/* sched_wakeup(): credit a sleep longer than a FreeBSD tick. */
+/* sched_wakeup(): credit the sleep in ticks; any sleep restarts the slice. */
 static void ule_account_sleep(struct task_struct *p, u64 now)
 {
 	struct sched_ule_entity *ue = &p->ule;
@@ -389,15 +389,14 @@ static void ule_account_sleep(struct task_struct *p, u64 now)
 
 	if (!ue->sleep_start)
 		return;
-	slept = ule_since(now, ue->sleep_start);
+	slept = ule_sleep_credit(ue->sleep_start, now);
 	ue->sleep_start = 0;
-	if (slept < ULE_TICK_NS)
+	ue->slice_used = 0;
+	if (!slept)
 		return;
 	ue->slptime += slept;
 	ule_interact_update(&ue->runtime, &ue->slptime);
 	ule_pct_update(ue, now, false);
-	/* The slice restarts after a sleep (FreeBSD resets ts_slice). */
-	ue->slice_used = 0;
 }
 
 static void enqueue_task_ule(struct rq *rq, struct task_struct *p, int flags)
@@ -409,6 +408,12 @@ static void enqueue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 	ule_set_prio(p, ule_compute_prio(p));
 	ule_load_add(rq, p);
 	ule_runq_add(rq, p, false);
+	/*
+	 * Busy from now on for placement, as FreeBSD's sched_add() raises the
+	 * load at once: waiting for the switch would let the next fork count
+	 * this CPU's core as idle and land on its sibling.
+	 */
+	ule_mark_idle(rq, false);
 	if (ue->prio < ule_rq_of(rq)->lowpri)
 		WRITE_ONCE(ule_rq_of(rq)->lowpri, ue->prio);
 	/* A task back from I/O asks schedutil for a boost, as with CFS. */
@@ -962,7 +967,8 @@ static int ule_idle_in(struct task_struct *p, const struct cpumask *span, int pr
 		if (!cpumask_test_cpu(cpu, &ule_idle_cpus) || !cpumask_test_cpu(cpu, p->cpus_ptr) ||
 		    !cpu_active(cpu) || (core && !cpu_smt_in(cpu, &ule_idle_cpus)))
 			continue;
-		if (ule_cpu_idle(cpu))
+		/* The mask is a hint; the siblings' lowpri is what they run. */
+		if (core ? ule_core_idle(cpu) : ule_cpu_idle(cpu))
 			return cpu;
 	}
 	return -1;

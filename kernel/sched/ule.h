@@ -161,6 +161,20 @@ static inline void ule_interact_update(u64 *run, u64 *slp)
 	*slp = div_u64(*slp, 5) * 4;
 }
 
+/*
+ * FreeBSD's sched_wakeup() credit: the whole hz ticks whose boundaries the
+ * sleep from @start to @now crossed, so a 0.3 ms sleep counts a tick 30 %
+ * of the time and none otherwise (on average its own length, as with the
+ * run time that stathz samples), where dropping every sleep under a tick
+ * would make a task of sub-tick sleeps batch.
+ */
+static inline u64 ule_sleep_credit(u64 start, u64 now)
+{
+	if (now <= start)
+		return 0;
+	return (div_u64(now, ULE_TICK_NS) - div_u64(start, ULE_TICK_NS)) * ULE_TICK_NS;
+}
+
 /* FreeBSD's sched_interact_fork(): a child starts with a short history. */
 static inline void ule_interact_fork(u64 *run, u64 *slp)
 {

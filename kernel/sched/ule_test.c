@@ -165,6 +165,26 @@ static void ule_test_slice_by_load(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, div_u64(min, NSEC_PER_USEC), 15748ULL);
 }
 
+/* Sleeps earn the hz tick boundaries they cross, whatever their length. */
+static void ule_test_sleep_credit(struct kunit *test)
+{
+	u64 t = 1000 * ULE_TICK_NS, hit = 0, slept = 0, off;
+
+	KUNIT_EXPECT_EQ(test, ule_sleep_credit(t + 100000, t + 400000), 0ULL);
+	KUNIT_EXPECT_EQ(test, ule_sleep_credit(t + 800000, t + 1100000), ULE_TICK_NS);
+	KUNIT_EXPECT_EQ(test, ule_sleep_credit(t + 999999, t + ULE_TICK_NS), ULE_TICK_NS);
+	KUNIT_EXPECT_EQ(test, ule_sleep_credit(t, t + 2500000), 2 * ULE_TICK_NS);
+	KUNIT_EXPECT_EQ(test, ule_sleep_credit(t + 900000, t + 3100000), 3 * ULE_TICK_NS);
+	KUNIT_EXPECT_EQ(test, ule_sleep_credit(t + 5, t + 5), 0ULL);
+	KUNIT_EXPECT_EQ(test, ule_sleep_credit(t + 5, t), 0ULL);
+	/* 0.3 ms sleeps at every 10 us phase: credited 0.3 ms on average. */
+	for (off = 0; off < ULE_TICK_NS; off += 10000) {
+		hit += ule_sleep_credit(t + off, t + off + 300000);
+		slept += 300000;
+	}
+	KUNIT_EXPECT_EQ(test, hit, slept);
+}
+
 static struct kunit_case ule_test_cases[] = {
 	KUNIT_CASE(ule_test_score_grid),
 	KUNIT_CASE(ule_test_score_monotonic),
@@ -173,6 +193,7 @@ static struct kunit_case ule_test_cases[] = {
 	KUNIT_CASE(ule_test_priority_bands),
 	KUNIT_CASE(ule_test_calendar_slot),
 	KUNIT_CASE(ule_test_slice_by_load),
+	KUNIT_CASE(ule_test_sleep_credit),
 	{}
 };
 
