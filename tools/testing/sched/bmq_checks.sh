@@ -212,10 +212,7 @@ slice_check "$uleload" "$slice_ms" 2
 
 # f. Idle pull: 4 spinners on CPU 0 while the other CPUs idle; once
 # unpinned (SIGUSR1), the idle CPUs pull them.
-echo 0 >$T/tracing_on
-echo >$T/trace
-echo 1 >$T/events/sched_events/task_migrate/enable
-echo 1 >$T/tracing_on
+migrations_on
 taskset -c 0 "$uleload" spinners 4 8 >$out/spinners.txt &
 pinned=$!
 sleep 1
@@ -230,7 +227,7 @@ else
 	not_ok "task_migrate: $pulls idle pulls from CPU 0 within 2 s of unpinning (want >= $want)"
 	grep "task_migrate" $T/trace | tail -10 | sed 's/^/# /'
 fi
-echo 0 >$T/events/sched_events/task_migrate/enable
+migrations_off
 kill $pinned 2>/dev/null
 wait $pinned 2>/dev/null
 
@@ -337,10 +334,7 @@ wait $pi 2>/dev/null
 # j. A task behind RT. The normal spinner starts on CPU 1 and may then run
 # anywhere; it stays there while alone. RT throttling leaves it 5% of CPU 1
 # if no idle CPU takes it.
-echo 0 >$T/tracing_on
-echo >$T/trace
-echo 1 >$T/events/sched_events/task_migrate/enable
-echo 1 >$T/tracing_on
+migrations_on
 taskset -c 1 "$uleload" spinner 30 >/dev/null &
 sp=$!
 sleep 0.3
@@ -353,7 +347,7 @@ cpu_ns $rt; t0=$ns
 sleep 2
 cpu_ns $sp; n1=$ns
 cpu_ns $rt; t1=$ns
-echo 0 >$T/events/sched_events/task_migrate/enable
+migrations_off
 nms=$(((n1 - n0) / 1000000))
 tms=$(((t1 - t0) / 1000000))
 echo "# over 2 s: normal spinner $nms ms, RT spinner $tms ms"

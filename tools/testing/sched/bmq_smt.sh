@@ -71,10 +71,7 @@ wait $a $b 2>/dev/null
 sleep 0.5
 
 # 3. SMT active balance.
-echo 0 >$T/tracing_on
-echo >$T/trace
-echo 1 >$T/events/sched_events/task_migrate/enable
-echo 1 >$T/tracing_on
+migrations_on
 taskset -c $t0 "$uleload" spinner 30 >/dev/null &
 a=$!
 taskset -c $t1 "$uleload" spinner 30 >/dev/null &
@@ -97,7 +94,7 @@ else
 	not_ok "siblings' spinners on different cores within 3 s of unpinning: $where"
 fi
 grep "task_migrate: .* reason=active_balance" $T/trace | head -3 | sed 's/^/# /'
-echo 0 >$T/events/sched_events/task_migrate/enable
+migrations_off
 kill $a $b
 wait $a $b 2>/dev/null
 tap_done
