@@ -11,8 +11,13 @@
 #    --pthread), a fork storm and a setscheduler storm (stress-ng --fork,
 #    --schedpolicy) while the class changes ROUNDS times; every switch must
 #    succeed, the kernel warns if a class still holds tasks after its walk
-#    (the harness fails on any warning), and in the end every normal task
-#    is on cfs and every hog runs.
+#    (the harness fails on any warning), and in the end every stressor
+#    dies when killed (a task no class picks again would not), every
+#    normal task is on cfs and every hog runs. The setscheduler stressor
+#    turns SCHED_IDLE while running and runs up seconds of vruntime debt,
+#    which CFS has it wait out; preempted in an RCU read-side section, it
+#    makes RCU report a stall (sched-class-select.rst, "Switching at run
+#    time"), which the host side accepts for that task alone.
 tasks=${1:?usage: $0 TASKS_BIN [ROUNDS]}
 rounds=${2:-50}
 . "$(dirname "$0")/tap.sh"
@@ -22,7 +27,7 @@ ZOMBIES=2000
 SPIN_MS=2
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..11"
 check "$(cat $K)" cfs "booted on cfs"
 
 # moved_last: the task count of the last "normal tasks moved" line.
@@ -95,6 +100,18 @@ i=0
 while kill -0 $stress 2>/dev/null && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
 kill -KILL $stress 2>/dev/null
 wait $stress 2>/dev/null
+# Orphaned stressor children die only when they run again: a SCHED_IDLE
+# one may first wait out up to 40 s of CFS debt (measured).
+pkill -KILL stress-ng 2>/dev/null
+i=0
+while pgrep stress-ng >/dev/null && [ $i -lt 120 ]; do sleep 0.5; i=$((i + 1)); done
+left=$(pgrep stress-ng | tr '\n' ' ')
+for pid in $left; do
+	echo "# left: $pid on CPU $(stat_field "$pid" 39)"
+	grep -E '^(class|policy|prio|se\.(vruntime|sum_exec_runtime)) ' /proc/"$pid"/sched 2>/dev/null |
+		sed 's/^/#   /'
+done
+check "${left:-none}" none "every stressor dies within 60 s of SIGKILL"
 check "$(cat $K)" cfs "ends on cfs"
 normal_tasks_on cfs
 [ "$bad" = none ] || { sleep 0.5; normal_tasks_on cfs; }
