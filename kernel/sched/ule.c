@@ -752,6 +752,7 @@ struct ule_search {
 	const struct cpumask	*mask;
 	int			pri;	/* lowest: CPU's lowpri must be worse */
 	int			limit;	/* lowest: max load; highest: min load */
+	int			trans;	/* highest: min transferable tasks */
 	int			prefer;	/* lowest: favoured CPU */
 	int			cpu;
 	int			score;
@@ -775,7 +776,7 @@ static int ule_search_cpu(int cpu, struct ule_search *low, struct ule_search *hi
 		}
 		load = l;
 	}
-	if (high && nr >= high->limit && READ_ONCE(rq->ule.transferable) &&
+	if (high && nr >= high->limit && READ_ONCE(rq->ule.transferable) >= high->trans &&
 	    cpumask_test_cpu(cpu, high->mask)) {
 		high->cpu = cpu;
 		high->score = load - rnd;
@@ -907,12 +908,13 @@ static int ule_lowest(struct sched_domain *sd, const struct cpumask *span,
 	return low.cpu;
 }
 
-/* sched_highest(): the most loaded CPU with a task to give. */
+/* sched_highest(): the most loaded CPU with at least @mintrans to give. */
 static int ule_highest(struct sched_domain *sd, const struct cpumask *span,
-		       const struct cpumask *mask, int minload)
+		       const struct cpumask *mask, int minload, int mintrans)
 {
 	struct ule_search high = {
-		.mask = mask, .limit = minload, .cpu = -1, .score = INT_MIN,
+		.mask = mask, .limit = minload, .trans = mintrans,
+		.cpu = -1, .score = INT_MIN,
 	};
 
 	ule_search(sd, span, NULL, &high);
@@ -955,16 +957,17 @@ static bool ule_core_idle(int cpu)
 }
 
 /*
- * An idle CPU of @span that @p may use, on an idle core if @core, the
- * first from @prev on. Candidates come from ule_idle_cpus, so only CPUs
- * marked idle are read.
+ * An idle CPU of @span in @allowed, on an idle core if @core, the first
+ * from @prev on. Candidates come from ule_idle_cpus, so only CPUs marked
+ * idle are read.
  */
-static int ule_idle_in(struct task_struct *p, const struct cpumask *span, int prev, bool core)
+static int ule_idle_in(const struct cpumask *allowed, const struct cpumask *span, int prev,
+		       bool core)
 {
 	int cpu;
 
 	for_each_cpu_wrap(cpu, span, prev) {
-		if (!cpumask_test_cpu(cpu, &ule_idle_cpus) || !cpumask_test_cpu(cpu, p->cpus_ptr) ||
+		if (!cpumask_test_cpu(cpu, &ule_idle_cpus) || !cpumask_test_cpu(cpu, allowed) ||
 		    !cpu_active(cpu) || (core && !cpu_smt_in(cpu, &ule_idle_cpus)))
 			continue;
 		/* The mask is a hint; the siblings' lowpri is what they run. */
@@ -980,8 +983,8 @@ static int ule_idle_cpu(struct task_struct *p, const struct cpumask *span, int p
 	int cpu = -1;
 
 	if (sched_smt_active())
-		cpu = ule_idle_in(p, span, prev, true);
-	return cpu >= 0 ? cpu : ule_idle_in(p, span, prev, false);
+		cpu = ule_idle_in(p->cpus_ptr, span, prev, true);
+	return cpu >= 0 ? cpu : ule_idle_in(p->cpus_ptr, span, prev, false);
 }
 
 /*
@@ -1179,19 +1182,28 @@ static void ule_notify(struct rq *rq, struct task_struct *p)
 		resched_curr(rq);
 }
 
+/* Move queued @p from @src to @dst; both locked, clocks updated. */
+static void ule_move_task(struct rq *src, struct rq *dst, struct task_struct *p,
+			  enum sched_migrate_reason reason)
+{
+	lockdep_assert_rq_held(src);
+	lockdep_assert_rq_held(dst);
+	SCHED_WARN_ON(task_on_cpu(src, p) || task_rq(p) != src);
+	trace_ule_transfer(p, cpu_of(src), cpu_of(dst), src->ule.load, dst->ule.load,
+			   reason == SCHED_MIGRATE_IDLE_BALANCE);
+	deactivate_task(src, p, 0);
+	set_task_cpu_reason(p, cpu_of(dst), reason);
+	activate_task(dst, p, 0);
+}
+
 /* Move one task from @src to @dst; both locked, clocks updated. */
 static struct task_struct *ule_move_one(struct rq *src, struct rq *dst,
 					enum sched_migrate_reason reason)
 {
 	struct task_struct *p = ule_steal_task(src, cpu_of(dst));
 
-	if (!p)
-		return NULL;
-	trace_ule_transfer(p, cpu_of(src), cpu_of(dst), src->ule.load, dst->ule.load,
-			   reason == SCHED_MIGRATE_IDLE_BALANCE);
-	deactivate_task(src, p, 0);
-	set_task_cpu_reason(p, cpu_of(dst), reason);
-	activate_task(dst, p, 0);
+	if (p)
+		ule_move_task(src, dst, p, reason);
 	return p;
 }
 
@@ -1216,7 +1228,7 @@ static bool ule_idle_steal(struct rq *this_rq)
 		int cpu;
 
 		cpu = sched_ev_search(SCHED_EV_ULE_STEAL, this_cpu,
-				      ule_highest(sd, NULL, sched_domain_span(sd), thresh));
+				      ule_highest(sd, NULL, sched_domain_span(sd), thresh, 1));
 		if (this_rq->ule.load)
 			break;
 		if (cpu < 0 || cpu == this_cpu)
@@ -1259,20 +1271,26 @@ static void ule_steal_ipi(void *info)
 	rq_unlock(rq, &rf);
 }
 
+/*
+ * Nearest first, and with SMT whole idle cores before idle siblings of
+ * busy ones, as sched_pickcpu() would place the stolen task.
+ */
 static void ule_kick_idle(struct rq *rq)
 {
 	int this_cpu = cpu_of(rq), thresh = READ_ONCE(sysctl_sched_ule_steal_thresh);
 	int budget = min(rq->ule.transferable, rq->ule.load - 1), cpu;
+	bool cores = sched_smt_active();
 	struct sched_domain *sd;
 
 	if (!thresh || rq->ule.load < thresh || budget <= 0 ||
 	    cpumask_empty(&ule_idle_cpus))
 		return;
 	rcu_read_lock();
+again:
 	for_each_domain(this_cpu, sd) {
 		for_each_cpu_and(cpu, sched_domain_span(sd), &ule_idle_cpus) {
 			if (cpu == this_cpu || !cpu_active(cpu) ||
-			    READ_ONCE(cpu_rq(cpu)->ule.load))
+			    READ_ONCE(cpu_rq(cpu)->ule.load) || (cores && !ule_core_idle(cpu)))
 				continue;
 			if (atomic_xchg(&cpu_rq(cpu)->ule.steal_kicked, 1))
 				continue;
@@ -1280,6 +1298,10 @@ static void ule_kick_idle(struct rq *rq)
 			if (--budget <= 0)
 				goto out;
 		}
+	}
+	if (cores) {
+		cores = false;
+		goto again;
 	}
 out:
 	rcu_read_unlock();
@@ -1323,9 +1345,103 @@ static bool ule_balance_pair(int high, int low)
 }
 
 /*
+ * An idle core of @cpu's LLC in @allowed for @cpu's lone running task, if
+ * a sibling of @cpu is busy: the misplacement a re-pick repairs. -1 when
+ * there is none or no SMT.
+ */
+static int ule_repick_target(const struct cpumask *allowed, int cpu)
+{
+	int target = -1;
+#ifdef CONFIG_SCHED_SMT
+	struct sched_domain *llc;
+	int sibling;
+
+	if (!sched_smt_active())
+		return -1;
+	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
+		if (sibling != cpu && !ule_cpu_idle(sibling))
+			break;
+	}
+	if (sibling >= nr_cpu_ids)
+		return -1;
+	rcu_read_lock();
+	llc = rcu_dereference(per_cpu(sd_llc, cpu));
+	if (llc)
+		target = ule_idle_in(allowed, sched_domain_span(llc), cpu, true);
+	rcu_read_unlock();
+#endif
+	return target;
+}
+
+/*
+ * Stopper of the CPU whose lone task was asked to pick again: that task
+ * is queued now, so it can move; everything is checked again under both
+ * locks, as the balancer's view was unlocked.
+ */
+static int ule_repick_stop(void *data)
+{
+	struct rq *rq = data, *dst;
+	struct task_struct *p;
+	int target = -1;
+
+	raw_spin_rq_lock_irq(rq);
+	p = rq->ule.load == 1 ? ule_choose(ule_rq_of(rq)) : NULL;
+	if (p && ule_can_migrate(p))
+		target = ule_repick_target(p->cpus_ptr, cpu_of(rq));
+	if (target < 0)
+		goto out;
+	raw_spin_rq_unlock(rq);
+	dst = cpu_rq(target);
+	double_rq_lock(rq, dst);
+	if (rq->ule.load == 1 && ule_choose(ule_rq_of(rq)) == p && ule_can_migrate(p) &&
+	    !dst->ule.load && cpu_active(target) && cpumask_test_cpu(target, p->cpus_ptr)) {
+		update_rq_clock(rq);
+		update_rq_clock(dst);
+		ule_move_task(rq, dst, p, SCHED_MIGRATE_BALANCE);
+		ule_notify(dst, p);
+	}
+	double_rq_unlock(rq, dst);
+	raw_spin_rq_lock(rq);
+out:
+	rq->ule.repick_pending = false;
+	raw_spin_rq_unlock_irq(rq);
+	return 0;
+}
+
+/*
+ * TDF_PICKCPU: the most loaded CPU runs one task and nothing waits
+ * anywhere, so the balancer asks that task to pick a CPU again. Linux
+ * moves a running task only from its own CPU, through the stopper; it is
+ * queued only when the move would help (ule_repick_target()).
+ */
+static void ule_repick_lone(int cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+	unsigned long flags;
+	bool queue = false;
+
+	if (ule_repick_target(cpu_active_mask, cpu) < 0)
+		return;
+	raw_spin_rq_lock_irqsave(rq, flags);
+	if (!rq->ule.repick_pending && rq->ule.load == 1 && ule_task(rq->curr) &&
+	    ule_can_migrate(rq->curr)) {
+		rq->ule.repick_pending = true;
+		queue = true;
+	}
+	raw_spin_rq_unlock_irqrestore(rq, flags);
+	if (queue && !stop_one_cpu_nowait(cpu, ule_repick_stop, rq, &rq->ule.repick_work)) {
+		raw_spin_rq_lock_irqsave(rq, flags);
+		rq->ule.repick_pending = false;
+		raw_spin_rq_unlock_irqrestore(rq, flags);
+	}
+}
+
+/*
  * sched_balance_group(): pair the most loaded CPU with the least loaded
  * one and move one task; a CPU gives or takes at most once per run, so a
- * big imbalance takes many runs to even out, as on FreeBSD.
+ * big imbalance takes many runs to even out, as on FreeBSD. When the most
+ * loaded CPU left runs a single task, that task picks again and the run
+ * ends.
  */
 static struct cpumask ule_bal_high, ule_bal_low;
 
@@ -1343,7 +1459,7 @@ static void ule_balance_all(void)
 		/* sched_ev_search()'s per-CPU mask needs interrupts off. */
 		local_irq_save(flags);
 		high = sched_ev_search(SCHED_EV_ULE_BALANCE, smp_processor_id(),
-				       ule_highest(top, cpu_active_mask, &ule_bal_high, 2));
+				       ule_highest(top, cpu_active_mask, &ule_bal_high, 1, 0));
 		local_irq_restore(flags);
 		if (high < 0)
 			break;
@@ -1351,6 +1467,12 @@ static void ule_balance_all(void)
 		cpumask_copy(&ule_bal_low, &ule_bal_high);
 		if (cpumask_empty(&ule_bal_low))
 			break;
+		if (READ_ONCE(cpu_rq(high)->ule.load) == 1) {
+			ule_repick_lone(high);
+			break;
+		}
+		if (!READ_ONCE(cpu_rq(high)->ule.transferable))
+			continue;
 		anylow = true;
 		for (;;) {
 			low = ule_lowest(top, cpu_active_mask, &ule_bal_low, -1,

@@ -19,6 +19,7 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/smp.h>
+#include <linux/stop_machine.h>
 #include <linux/time64.h>
 #include <linux/types.h>
 
@@ -107,6 +108,9 @@ struct ule_rq {
 	/* Wakes this CPU, when idle, to steal a task; one sender at a time. */
 	call_single_data_t	steal_csd;
 	atomic_t		steal_kicked;
+	/* Has the lone running task pick a CPU again; pending under rq lock. */
+	struct cpu_stop_work	repick_work;
+	bool			repick_pending;
 #endif
 };
 

@@ -3,12 +3,18 @@
 # threads), under whatever class the guest booted with: N = 2, 3 and 4
 # independent spinners started back to back on an idle machine run one per
 # core, as CFS, BMQ and FreeBSD's ULE (cpu_search compares SMT groups by
-# load) place them. Sampled every 50 ms for 1 s after 0.5 s: a sample in
-# which the spinners use fewer than N cores has two on one core while
-# another core idles. Under ULE the 3- and 4-spinner points are TODO: a
-# misplacement (the launching shell's core busy at a fork, an idle sibling
-# stealing first) is repaired only by a balancer that moves a lone running
-# thread (FreeBSD's TDF_PICKCPU), which ULE here lacks.
+# load) place them. Under ULE a spinner still lands on a busy core's
+# sibling now and then: at a fork while the launching shell keeps its core
+# busy, or when an idle sibling steals it from a CPU a kthread woke on.
+# FreeBSD's balancer repairs that by having the lone running thread pick a
+# CPU again (TDF_PICKCPU), one per pass, every 0.5 to 1.5 s, if a whole
+# core is idle then (often it is not: the sampling shell runs there). So
+# after SETTLE_S the spinners' cores are sampled every 500 ms (more often,
+# the sampling shell and its sleep children keep the idle core busy), and
+# a misplacement (fewer than N cores busy while another core idles) must
+# not last MAX_BAD_CS or more (four passes at their longest) nor show in
+# three quarters of the samples. Without the re-pick, 4 spinners stayed
+# misplaced in every sample of every run.
 # Usage: smt_spread.sh ULELOAD
 uleload=${1:?usage: $0 ULELOAD}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +22,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ule_lib.sh"
 C=/sys/devices/system/cpu
 cls=$(cat $K/sched_class)
+SETTLE_S=2
+SAMPLES=12
+MAX_BAD_CS=600
 
 # core_N: the first SMT sibling of CPU N, read once (a fork per sample
 # under TCG would stretch the sampling past the spinners' lives).
@@ -24,13 +33,26 @@ for c in $(seq 0 $(($(nproc) - 1))); do
 	eval "core_$c=${s%%[,-]*}"
 done
 
-# cores_of "CPUS": sets cores to the core of each CPU ("-": a task gone).
-cores_of() {
-	cores=
-	for _c in $1; do
-		case $_c in
-		*[!0-9]* | "") cores="$cores -" ;;
-		*) eval "cores=\"\$cores \$core_$_c\"" ;;
+# sample: sets cpus to the spinners' CPUs and ncores to how many cores
+# they use, with builtins only (forks are slow under TCG); gone=1 if one
+# of them has exited.
+sample() {
+	cpus=""
+	_cores=" "
+	ncores=0
+	gone=0
+	for _p in $pids; do
+		if ! read -r _l 2>/dev/null <"/proc/$_p/stat"; then
+			gone=1
+			return
+		fi
+		set -- ${_l##*) }
+		shift 36
+		cpus="$cpus $1"
+		eval "_k=\$core_$1"
+		case $_cores in
+		*" $_k "*) ;;
+		*) _cores="$_cores$_k " ncores=$((ncores + 1)) ;;
 		esac
 	done
 }
@@ -51,33 +73,33 @@ for want in 2 3 4; do
 		pids="$pids $!"
 		i=$((i + 1))
 	done
-	sleep 0.5
+	sleep $SETTLE_S
 	bad=0
 	seen=""
+	streak=""
+	longest=0
 	s=0
-	while [ $s -lt 20 ]; do
-		cpus=""
-		for p in $pids; do
-			cpus="$cpus $(cpus_of $p $p)"
-		done
-		cores_of "$cpus"
-		if [ "$(distinct "$cores")" -lt $want ]; then
+	while [ $s -lt $SAMPLES ]; do
+		sample
+		[ $gone = 1 ] && break
+		now_cs
+		if [ $ncores -lt $want ]; then
 			bad=$((bad + 1))
-			[ -z "$seen" ] && seen=" first: CPUs$cpus (cores$cores)"
+			[ -z "$seen" ] && seen=" first: CPUs$cpus"
+			streak=${streak:-$now}
+			[ $((now - streak)) -gt $longest ] && longest=$((now - streak))
+		else
+			streak=""
 		fi
-		sleep 0.05
+		sleep 0.5
 		s=$((s + 1))
 	done
-	what="$want spinners on $want cores in all 20 samples"
-	if [ $bad -eq 0 ]; then
+	echo "# $want spinners: $bad of $s samples misplaced, longest for $longest cs"
+	what="$want spinners one per core, misplaced for less than $MAX_BAD_CS cs at a time"
+	if [ $s -ge $((SAMPLES / 2)) ] && [ $longest -lt $MAX_BAD_CS ] && [ $((bad * 4)) -lt $((s * 3)) ]; then
 		ok "$what"
-	elif [ $want -ge 3 ] && [ "$cls" = ule ]; then
-		# The launching shell's core may be busy at a fork, and idle stealing
-		# wakes a sibling first; FreeBSD's balancer then has the lone running
-		# thread pick a CPU again. 3 failed in 1 of 4 runs, 4 in every run.
-		todo "$what ($bad bad,$seen)" "ULE's balancer moves no lone running thread"
 	else
-		not_ok "$what ($bad bad,$seen)"
+		not_ok "$what ($bad bad, longest $longest cs,$seen)"
 	fi
 	kill $pids 2>/dev/null
 	wait $pids 2>/dev/null
