@@ -158,7 +158,7 @@ static inline void bmq_kick_smt(struct rq *rq) { }
  * Expire the slice on time rather than at the next tick (sched_feat
  * HRTICK_BMQ, on by default as in Project C). Programming or
  * cancelling a timer at every switch and sleep cost more than the
- * scheduling (hackbench and pipe 15-35 % slower, measured), so: a slice
+ * scheduling (bmq.rst has the figures), so: a slice
  * that outlasts the next tick is left to that tick, which arms the hrtick
  * for the rest; the hrtick is never cancelled, and one due before the
  * wanted time plus BMQ_RESCHED_NS (what counts as a used-up slice anyway)
