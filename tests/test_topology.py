@@ -59,6 +59,37 @@ def test_splat_detection_matches_trouble_not_benign_lines():
     assert splats[0].startswith("WARNING: CPU: 3")
 
 
+LOCK_STALL = """[   50.440760] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
+[   50.457537] rcu: \t1-....: (1418 ticks this GP) idle=05f4/1/0x4000000000000000
+[   50.464845] rcu: \tTasks blocked on level-0 rcu_node (CPUs 0-7): P194
+[   50.467468] \t(detected by 0, t=6503 jiffies, g=1465, q=719 ncpus=8)
+[   50.500545] Sending NMI from CPU 0 to CPUs 1:
+[   50.513007] NMI backtrace for cpu 1
+[   50.513410] CPU: 1 PID: 157 Comm: hackbench Tainted: G                 N 6.1.192+ #1
+[   50.513617] Hardware name: QEMU Standard PC (i440FX + PIIX, 1996)
+[   50.513726] RIP: 0010:queued_spin_lock_slowpath+0x207/0x2e0
+"""
+
+STARVED_READER = """[  105.184355] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
+[  105.184946] rcu: \tTasks blocked on level-0 rcu_node (CPUs 0-7): P120/2:b..l
+[  105.189145] \t(detected by 4, t=6511 jiffies, g=18877, q=306 ncpus=8)
+[  261.565326] NMI backtrace for cpu 7
+[  261.566091] RIP: 0010:queued_spin_lock_slowpath+0x207/0x2e0
+"""
+
+
+def test_host_lock_stall_is_only_vcpus_spinning_for_a_lock():
+    """The one splat a guest boot is retried for: every stall report names
+    a stalled CPU, and every such CPU spins in queued_spin_lock_slowpath."""
+    def stall(console):
+        return vm.host_lock_stall(vm.find_splats(console), console)
+    assert stall(LOCK_STALL)
+    assert not stall(STARVED_READER)
+    assert not stall(LOCK_STALL.replace("queued_spin_lock_slowpath", "sched_ule_tick"))
+    assert not stall(LOCK_STALL + "[   51.0] WARNING: CPU: 3 PID: 1 at x.c:1 f+0x1/0x2\n")
+    assert not stall("")
+
+
 def test_parse_cpulist():
     assert vm.parse_cpulist("0-3,8\n") == [0, 1, 2, 3, 8]
     assert vm.parse_cpulist("5") == [5]
