@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from schedlab import build
+from schedlab import build, vm
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
@@ -127,6 +127,10 @@ def test_switch_storm_with_zombies_threads_forks_and_setscheduler(guest):
     assert_tap(res.output, "switch storm")
     others = [s for s in res.splats if s != RCU_STALL]
     assert not others, f"kernel reported trouble: {others}"
+    # Stalled CPUs are accepted only as the harness accepts them on a retry:
+    # vCPUs spinning for a lock whose holder the host did not run.
+    spinning = vm.host_lock_stall([RCU_STALL], res.console)
     for cpus, blocked, comms in rcu_stall_reports(res):
-        assert not cpus and blocked and set(comms) == {"stress-ng-sched"}, \
+        assert (not cpus and blocked and set(comms) == {"stress-ng-sched"}) or \
+            (cpus and spinning), \
             f"RCU stall not explained by the SCHED_IDLE stressor: {cpus} {blocked} {comms}"
