@@ -67,16 +67,20 @@ def test_switch_at_run_time(guest, start, other):
 @pytest.mark.parametrize("cls", ["ule", "bmq"])
 def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
     """An honest stall on CLASS: left alone with the watchdog off, reported
-    and undone within the timeout plus 1 s with it on; sysrq-S undoes a load
-    that keeps a shell from running. Lockdep must stay quiet throughout."""
+    and undone within the timeout plus 1 s with it on, timed from a switch
+    to the other class when it goes on across one (the line then blames the
+    other class); sysrq-S undoes a load that keeps a shell from running.
+    Lockdep must stay quiet throughout."""
+    other = "bmq" if cls == "ule" else "ule"
     res = guest(f"sh {GUEST_TESTS}/sched_watchdog.sh {cls}", topology="2",
                 cmdline=f"sched={cls}", timeout=400)
     assert_tap(res.output, f"watchdog and sysrq-S on {cls}")
     stalls = [l for l in sched_lines(res) if l.startswith("sched: watchdog:")]
-    assert len(stalls) == 2, stalls
-    pattern = (rf"sched: watchdog: {cls} left \S+\[\d+\] runnable on CPU 1 for \d+ ms "
-               r"\(limit 2000 ms\), falling back to cfs$")
-    assert all(re.search(pattern, l) for l in stalls), stalls
+    assert len(stalls) == 3, stalls
+    tail = (r" left \S+\[\d+\] runnable on CPU 1 for \d+ ms \(limit 2000 ms\), "
+            r"falling back to cfs$")
+    for line, blamed in zip(stalls, [cls, cls, other]):
+        assert re.search(rf"sched: watchdog: {blamed}{tail}", line), stalls
 
 
 @pytest.mark.parametrize("cls", ["ule", "bmq"])

@@ -7,7 +7,8 @@
 # runs it (ULE: the victim is SCHED_IDLE, in ULE's idle band; BMQ: the
 # victim is nice 4, two levels below a nice-0 hog). The watchdog must leave
 # it alone when off, fall back to cfs within the timeout plus 1 s when on,
-# and sysrq-S must fall back while a load keeps a shell from running.
+# time a stall that goes on across a switch to the other class from the
+# switch, and sysrq-S must fall back while a load keeps a shell from running.
 cls=${1:?usage: $0 CLASS}
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/class_lib.sh"
@@ -16,11 +17,13 @@ W=/proc/sys/kernel/sched_watchdog_ms
 LIMIT=2000
 
 echo "TAP version 13"
-echo "1..25"
+echo "1..29"
 
 watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
 
-# stall: start the victim and then the hog on CPU 1; sets hog and victim.
+# stall [both]: start the victim and then the hog on CPU 1; sets hog and
+# victim. With "both" the victim is SCHED_IDLE at nice 4 and starves under
+# ULE and BMQ alike.
 # The victim is demoted only once it spins in user space: starved inside
 # its exec it could hold the shell binary's i_mmap_rwsem, and every later
 # fork of this script would wait for it behind the hog.
@@ -33,8 +36,9 @@ stall() {
 		_i=$((_i + 1))
 	done
 	sleep 0.2
-	case $cls in
-	ule) chrt -i -p 0 $victim >/dev/null ;;
+	case $1/$cls in
+	both/*) chrt -i -p 0 $victim >/dev/null && renice -n 4 -p $victim >/dev/null ;;
+	*/ule) chrt -i -p 0 $victim >/dev/null ;;
 	*) renice -n 4 -p $victim >/dev/null ;;
 	esac
 	taskset -c 1 sh -c 'while :; do :; done' &
@@ -117,6 +121,38 @@ echo "# fresh stall: fell back after ${waited}0 ms"
 	not_ok "a fresh stall falls back within the timeout plus 1 s (${waited}0 ms, $(cat $K))"
 unstall
 
+# A stall that began on CLASS and goes on after a switch to the other class
+# is timed from the switch: the wait on CLASS is not the other's stall.
+case $cls in ule) other=bmq ;; *) other=ule ;; esac
+echo "$cls" >$K
+echo 0 >$W
+stall both
+sleep 3
+cpu_ns $victim; r0=$ns
+echo $other >$K
+now_cs
+switched=$now
+echo $LIMIT >$W
+sleep 1.5
+cpu_ns $victim; r1=$ns
+echo "# victim $victim across the switch to $other: ${r0} ns -> ${r1} ns"
+check "$(cat $K)" $other "a 3 s stall carried over a switch is not reported 1.5 s after it"
+check "$r1" "$r0" "the victim waited through the switch"
+wait_for_cfs 5
+now_cs
+echo "# fell back $((now - switched))0 ms after the switch to $other"
+[ "$(cat $K)" = cfs ] && [ $((now - switched)) -le $((LIMIT / 10 + 100)) ] &&
+	ok "it falls back within the timeout plus 1 s of the switch" ||
+	not_ok "it falls back within the timeout plus 1 s of the switch ($(cat $K))"
+line=$(dmesg | grep "sched: watchdog:" | tail -1)
+echo "# $line"
+case $line in
+*"sched: watchdog: $other left "*"[$victim] runnable on CPU 1 for "*)
+	ok "the log line blames $other" ;;
+*) not_ok "the log line blames $other" ;;
+esac
+unstall
+
 # sysrq-S while a load keeps a shell from running: spinners on every CPU
 # and a shell loop that CLASS ranks below them, as in the stall above (a
 # builtin-only loop, so that its progress on cfs shows at once). The
@@ -165,5 +201,5 @@ check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, 
 kill $spinners $shell 2>/dev/null
 wait $spinners $shell 2>/dev/null
 chrt -o -p 0 $$
-check "$(watchdog_lines)" 2 "the watchdog reported each stall once, the off state and sysrq nothing"
+check "$(watchdog_lines)" 3 "the watchdog reported each stall once, the off state and sysrq nothing"
 tap_done
