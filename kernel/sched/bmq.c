@@ -160,9 +160,10 @@ static inline void bmq_kick_smt(struct rq *rq) { }
  * cancelling a timer at every switch and sleep cost more than the
  * scheduling (bmq.rst has the figures), so: a slice
  * that outlasts the next tick is left to that tick, which arms the hrtick
- * for the rest; the hrtick is never cancelled, and one due before the
- * wanted time plus BMQ_RESCHED_NS (what counts as a used-up slice anyway)
- * stays. The core ignores it if it fires into another class's task
+ * for the rest; a switch leaves it armed, and one due before the wanted
+ * time plus BMQ_RESCHED_NS (what counts as a used-up slice anyway) stays.
+ * Only a CPU going idle cancels it, so that it does not wake the CPU for
+ * nothing. The core ignores it if it fires into another class's task
  * (hrtick_stale()).
  */
 static void bmq_hrtick_start(struct rq *rq, struct task_struct *p)
@@ -181,6 +182,15 @@ static void bmq_hrtick_start(struct rq *rq, struct task_struct *p)
 	hrtick_start(rq, delay);
 }
 
+/* @rq goes idle: its slice timer has nothing left to end. */
+static void bmq_hrtick_cancel(struct rq *rq)
+{
+	lockdep_assert_rq_held(rq);
+	/* Not hrtimer_cancel(): the handler takes this rq's lock. */
+	if (hrtimer_is_queued(&rq->hrtick_timer))
+		hrtimer_try_to_cancel(&rq->hrtick_timer);
+}
+
 /* The tick after this one is due within TICK_NSEC. */
 static inline void bmq_tick_seen(struct rq *rq)
 {
@@ -188,6 +198,7 @@ static inline void bmq_tick_seen(struct rq *rq)
 }
 #else
 static inline void bmq_hrtick_start(struct rq *rq, struct task_struct *p) { }
+static inline void bmq_hrtick_cancel(struct rq *rq) { }
 static inline void bmq_tick_seen(struct rq *rq) { }
 #endif
 
@@ -347,6 +358,7 @@ static struct task_struct *pick_next_task_bmq(struct rq *rq)
 		return skip;
 	}
 	bmq_mark_idle(rq, true);
+	bmq_hrtick_cancel(rq);
 	return NULL;
 }
 

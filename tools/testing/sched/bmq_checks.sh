@@ -19,7 +19,9 @@
 #      boosted sleeper beside a spinner waits longer per wakeup when the
 #      preemption waits for the granularity than with 0 (Project C);
 #   h. sched feature HRTICK_BMQ: on by default, two spinners sharing a
-#      CPU run a slice per pick; off, the tick ends slices late;
+#      CPU run a slice per pick; off, the tick ends slices late; a CPU
+#      going idle cancels it (a 1 ms / 20 ms sleeper alone on CPU 1 for
+#      3 s: no hrtick fires into the idle CPU);
 #   i. priority inheritance: the owner of a PI mutex runs at the level of
 #      its nice -10 waiter until it unlocks;
 #   j. a task behind RT: an RT spinner preempts the only BMQ task of CPU 1
@@ -38,7 +40,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..35"
+echo "1..36"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -304,6 +306,18 @@ if [ $per_pick -gt $((slice_us * 13 / 10)) ]; then
 else
 	not_ok "NO_HRTICK_BMQ: spinners run $per_pick us per pick, want above $((slice_us * 13 / 10))"
 fi
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo 1 >$T/events/timer/hrtimer_expire_entry/enable
+echo 1 >$T/tracing_on
+taskset -c 1 "$uleload" sleeper 1000 20000 3 >/dev/null
+echo 0 >$T/tracing_on
+echo 0 >$T/events/timer/hrtimer_expire_entry/enable
+fires=$(grep '\[001\]' $T/trace | grep -c 'function=hrtick')
+idle_fires=$(grep '\[001\]' $T/trace | grep 'function=hrtick' | grep -c '<idle>-0')
+echo "# sleeper on CPU 1 for 3 s: $fires hrtick expiries, $idle_fires into the idle CPU"
+[ "$idle_fires" -le 3 ] && ok "a CPU going idle cancels its hrtick ($idle_fires fired into idle)" ||
+	not_ok "a CPU going idle cancels its hrtick ($idle_fires of $fires fired into idle)"
 
 # i. Priority inheritance: a nice 0 owner spins holding a PI mutex and a
 # nice -10 waiter blocks on it; the owner runs at the waiter's priority
