@@ -76,6 +76,7 @@ static void bmq_list_add(struct rq *rq, struct task_struct *p, bool head)
 	struct bmq_rq *bmq = &rq->bmq;
 	unsigned int level = bmq_task_level(p);
 
+	lockdep_assert_rq_held(rq);
 	p->bmq.level = level;
 	if (head)
 		list_add(&p->bmq.run_list, &bmq->queue[level]);
@@ -90,6 +91,7 @@ static void bmq_list_del(struct rq *rq, struct task_struct *p)
 {
 	struct bmq_rq *bmq = &rq->bmq;
 
+	lockdep_assert_rq_held(rq);
 	list_del_init(&p->bmq.run_list);
 	if (list_empty(&bmq->queue[p->bmq.level]))
 		__clear_bit(p->bmq.level, &bmq->bitmap);
@@ -393,7 +395,11 @@ static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
 	}
 }
 
-/* Tick, and the hrtick with @queued set. The expiry itself is in put_prev. */
+/*
+ * Tick, and the hrtick with @queued set. The expiry itself is in put_prev.
+ *
+ * Context: hardirq, @rq locked.
+ */
 static void task_tick_bmq(struct rq *rq, struct task_struct *p, int queued)
 {
 	update_curr_bmq(rq);
@@ -649,6 +655,8 @@ static int bmq_pull_from(struct rq *src, struct rq *dst)
 	unsigned long level;
 	int moved = 0;
 
+	lockdep_assert_rq_held(src);
+	lockdep_assert_rq_held(dst);
 	for_each_set_bit(level, &src->bmq.bitmap, BMQ_LEVELS) {
 		list_for_each_entry_safe(p, n, &src->bmq.queue[level], bmq.run_list) {
 			/* The running task is listed but costs no try. */
@@ -670,14 +678,17 @@ static int bmq_pull_from(struct rq *src, struct rq *dst)
 /*
  * An idle CPU pulls from a CPU with waiting tasks, nearest first, and
  * stops at the first that gave any (returned, or -1; *@moved tasks).
- * @this_rq is locked and unpinned; double_lock_balance() may drop its
- * lock, so everything is rechecked under both.
+ * Everything is rechecked under both locks.
+ *
+ * Context: balance() or the pull IPI, IRQs off, @this_rq locked and
+ * unpinned; double_lock_balance() may drop and retake that lock.
  */
 static int bmq_idle_pull(struct rq *this_rq, int *moved)
 {
 	int this_cpu = cpu_of(this_rq), cpu;
 	struct sched_domain *sd;
 
+	lockdep_assert_rq_held(this_rq);
 	*moved = 0;
 	if (!cpu_active(this_cpu) || cpumask_empty(&bmq_pending_mask))
 		return -1;
@@ -722,7 +733,9 @@ static int bmq_pull(struct rq *this_rq)
 /*
  * SMT active balance: @this_rq's core is idle while a core in its LLC has
  * every sibling busy with one BMQ task each; the stopper of one of them
- * moves its task here. Called with no rq lock held.
+ * moves its task here.
+ *
+ * Context: the pull IPI (hardirq), no rq lock held; takes the source's.
  */
 static void bmq_smt_balance(struct rq *this_rq)
 {
@@ -774,7 +787,12 @@ out:
 	rcu_read_unlock();
 }
 
-/* On the busy CPU's stopper: move the recorded task if nothing changed. */
+/*
+ * Move the recorded task if nothing changed.
+ *
+ * Context: stopper of the busy CPU, no lock held; takes both rq locks in
+ * turn.
+ */
 static int bmq_active_balance_stop(void *data)
 {
 	struct rq *src = data, *dst;
@@ -815,6 +833,8 @@ static int bmq_active_balance_stop(void *data)
  * A CPU whose tick finds waiting tasks wakes as many idle CPUs nearby;
  * each pulls for itself. Project C pulls only in __schedule(), which a
  * tickless idle Linux CPU does not pass through until woken.
+ *
+ * Context: hardirq on the idle CPU; takes its rq lock.
  */
 static void bmq_pull_ipi(void *info)
 {
@@ -848,6 +868,8 @@ static void bmq_kick_cpu(int cpu)
 /*
  * Wake up to @budget idle CPUs, nearest first, to pull from @rq; the
  * callers count only movable waiting tasks, pinned ones cannot be pulled.
+ *
+ * Context: @rq locked, from its tick or a switch.
  */
 static void bmq_kick_idle(struct rq *rq, int budget)
 {
@@ -900,7 +922,12 @@ static void bmq_kick_smt(struct rq *rq)
 	rcu_read_unlock();
 }
 
-/* As in ULE: a CPU going idle under another normal class does not pull. */
+/*
+ * As in ULE: a CPU going idle under another normal class does not pull.
+ *
+ * Context: __schedule(), IRQs off, @rq locked and pinned; the pull unpins
+ * it and may drop and retake it.
+ */
 static int balance_bmq(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
 {
 	if (!rq->bmq.nr && READ_ONCE(sched_normal_class) == &bmq_sched_class) {

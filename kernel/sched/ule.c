@@ -224,6 +224,7 @@ static void ule_runq_add(struct rq *rq, struct task_struct *p, bool preempted)
 	unsigned int pri = ue->prio, index, id;
 	struct ule_runq *q;
 
+	lockdep_assert_rq_held(rq);
 	if (ule_can_migrate(p)) {
 		ule->transferable++;
 		ue->flags |= ULE_F_XFERABLE;
@@ -256,6 +257,7 @@ static void ule_runq_rem(struct rq *rq, struct task_struct *p)
 	struct ule_runq *q = ule_runq_of(ule, ue->runq);
 	unsigned int index = ue->rqindex;
 
+	lockdep_assert_rq_held(rq);
 	if (ue->flags & ULE_F_XFERABLE) {
 		ule->transferable--;
 		ue->flags &= ~ULE_F_XFERABLE;
@@ -298,9 +300,11 @@ static struct task_struct *ule_choose(struct ule_rq *ule)
 static void ule_set_lowpri(struct rq *rq)
 {
 	struct ule_rq *ule = ule_rq_of(rq);
-	struct task_struct *next = ule_choose(ule);
+	struct task_struct *next;
 	unsigned int pri = ULE_PRI_MAX_IDLE;
 
+	lockdep_assert_rq_held(rq);
+	next = ule_choose(ule);
 	if (ule_task(rq->curr) && (rq->curr->ule.flags & ULE_F_QUEUED))
 		pri = rq->curr->ule.prio;
 	if (next && next->ule.prio < pri)
@@ -312,6 +316,7 @@ static void ule_load_add(struct rq *rq, struct task_struct *p)
 {
 	struct ule_rq *ule = ule_rq_of(rq);
 
+	lockdep_assert_rq_held(rq);
 	WRITE_ONCE(ule->load, ule->load + 1);
 	p->ule.flags |= ULE_F_QUEUED;
 	add_nr_running(rq, 1);
@@ -321,6 +326,7 @@ static void ule_load_rem(struct rq *rq, struct task_struct *p)
 {
 	struct ule_rq *ule = ule_rq_of(rq);
 
+	lockdep_assert_rq_held(rq);
 	WRITE_ONCE(ule->load, ule->load - 1);
 	p->ule.flags &= ~ULE_F_QUEUED;
 	sub_nr_running(rq, 1);
@@ -554,7 +560,11 @@ static void ule_calendar_tick(struct rq *rq)
 	}
 }
 
-/* sched_clock(): history, priority and slice expiry of the running task. */
+/*
+ * sched_clock(): history, priority and slice expiry of the running task.
+ *
+ * Context: the tick (hardirq), @rq locked.
+ */
 static void task_tick_ule(struct rq *rq, struct task_struct *p, int queued)
 {
 	struct sched_ule_entity *ue = &p->ule;
@@ -1138,6 +1148,7 @@ static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 	struct task_struct *p, *first = NULL;
 	unsigned int i, index;
 
+	lockdep_assert_rq_held(src);
 	for_each_set_bit(index, ule->realtime.bits, ULE_RQ_NQS) {
 		list_for_each_entry(p, &ule->realtime.queue[index], ule.run_list) {
 			if (ule_may_take(src, p, cpu))
@@ -1210,8 +1221,10 @@ static struct task_struct *ule_move_one(struct rq *src, struct rq *dst,
 /*
  * tdq_idled()/tdq_trysteal(): a CPU about to idle takes one task from
  * the most loaded CPU sharing its smallest domain that has one to give,
- * widening to the whole machine. Called from balance() with @this_rq
- * locked and unpinned; double_lock_balance() may drop that lock.
+ * widening to the whole machine.
+ *
+ * Context: balance() or the steal IPI, IRQs off, @this_rq locked and
+ * unpinned; double_lock_balance() may drop and retake that lock.
  */
 static bool ule_idle_steal(struct rq *this_rq)
 {
@@ -1219,6 +1232,7 @@ static bool ule_idle_steal(struct rq *this_rq)
 	struct sched_domain *sd;
 	bool moved = false;
 
+	lockdep_assert_rq_held(this_rq);
 	if (!thresh || !cpu_active(this_cpu))
 		return false;
 	rcu_read_lock();
@@ -1253,6 +1267,8 @@ static bool ule_idle_steal(struct rq *this_rq)
  * tickless Linux CPU sleeps until told. So a CPU whose tick finds tasks to
  * give wakes as many idle CPUs nearby as it has transferable tasks, and
  * each steals for itself (tdq_idled()) from this IPI.
+ *
+ * Context: hardirq on the idle CPU; takes its rq lock.
  */
 static void ule_steal_ipi(void *info)
 {
@@ -1274,6 +1290,8 @@ static void ule_steal_ipi(void *info)
 /*
  * Nearest first, and with SMT whole idle cores before idle siblings of
  * busy ones, as sched_pickcpu() would place the stolen task.
+ *
+ * Context: the tick (hardirq), @rq locked.
  */
 static void ule_kick_idle(struct rq *rq)
 {
@@ -1311,6 +1329,9 @@ out:
  * The core calls this for every class below prev's, so a CPU going idle
  * under CFS passes here too: steal only while ULE runs normal tasks, or
  * each idle entry would scan the machine for ULE tasks that are not there.
+ *
+ * Context: __schedule(), IRQs off, @rq locked and pinned; the steal unpins
+ * it and may drop and retake it.
  */
 static int balance_ule(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
 {
@@ -1323,7 +1344,11 @@ static int balance_ule(struct rq *rq, struct task_struct *prev, struct rq_flags 
 		rq->ule.load;
 }
 
-/* sched_balance_pair(): one task from @high to @low if it still helps. */
+/*
+ * sched_balance_pair(): one task from @high to @low if it still helps.
+ *
+ * Context: the balancer timer (softirq), no rq lock held; takes both.
+ */
 static bool ule_balance_pair(int high, int low)
 {
 	struct rq *hrq = cpu_rq(high), *lrq = cpu_rq(low);
@@ -1377,6 +1402,9 @@ static int ule_repick_target(const struct cpumask *allowed, int cpu)
  * Stopper of the CPU whose lone task was asked to pick again: that task
  * is queued now, so it can move; everything is checked again under both
  * locks, as the balancer's view was unlocked.
+ *
+ * Context: stopper of that CPU, no lock held; drops its rq lock to take
+ * both.
  */
 static int ule_repick_stop(void *data)
 {
@@ -1413,6 +1441,8 @@ out:
  * anywhere, so the balancer asks that task to pick a CPU again. Linux
  * moves a running task only from its own CPU, through the stopper; it is
  * queued only when the move would help (ule_repick_target()).
+ *
+ * Context: the balancer timer (softirq), no rq lock held.
  */
 static void ule_repick_lone(int cpu)
 {
