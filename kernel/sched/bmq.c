@@ -633,6 +633,9 @@ static int select_task_rq_bmq(struct task_struct *p, int prev, int wake_flags)
 {
 	int cpu;
 
+	/* Project C does no exec balancing: sched_exec() leaves the task. */
+	if (wake_flags & WF_EXEC)
+		return prev;
 	rcu_read_lock();
 	cpu = sched_ev_search(SCHED_EV_BMQ_SELECT, p->pid, bmq_select_cpu(p, prev));
 	rcu_read_unlock();

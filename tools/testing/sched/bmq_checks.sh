@@ -26,7 +26,9 @@
 #      its nice -10 waiter until it unlocks;
 #   j. a task behind RT: an RT spinner preempts the only BMQ task of CPU 1
 #      and an idle CPU takes that task (Project C's pending rule counts
-#      every class), so it runs about as much as the RT spinner.
+#      every class), so it runs about as much as the RT spinner;
+#   k. exec: a process that execs itself 50 times beside idle CPUs stays
+#      on its CPU (Project C does no exec balancing).
 # Usage: bmq_checks.sh OUTDIR ULELOAD [SLICE_MS]
 out=${1:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
 uleload=${2:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
@@ -40,7 +42,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..36"
+echo "1..37"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -377,4 +379,35 @@ fi
 	not_ok "the BMQ task runs at least half as much as the RT task ($nms ms vs $tms ms)"
 kill $sp $rt 2>/dev/null
 wait $sp $rt 2>/dev/null
+
+# k. exec: the chain reads its CPU (field 39 of its stat) with builtins
+# and keeps the list in its environment; its shell is copied to tmpfs. So
+# it neither sleeps nor forks between two execs; a kworker's preemption
+# and an idle pull still move it now and then (2-4 times in 50), where
+# sched_exec() used to move it at almost every exec (48).
+cp "$(command -v sh)" /tmp/exec_sh
+cat >/tmp/exec_chain.sh <<'CHAIN'
+read -r line </proc/$$/stat
+set -- $line
+shift 38
+cpus="$cpus $1"
+if [ "$n" -gt 0 ]; then
+	n=$((n - 1))
+	exec /tmp/exec_sh /tmp/exec_chain.sh
+fi
+echo $cpus >/tmp/exec_cpus
+CHAIN
+cpus="" n=50 /tmp/exec_sh /tmp/exec_chain.sh
+set -- $(cat /tmp/exec_cpus)
+execs=$(($# - 1))
+changes=0
+last=$1
+for cpu; do
+	[ "$cpu" != "$last" ] && changes=$((changes + 1))
+	last=$cpu
+done
+echo "# the images of one process ran on CPUs $*"
+[ "$execs" -eq 50 ] && [ "$changes" -le 15 ] &&
+	ok "exec keeps the CPU ($changes changes in 50 execs)" ||
+	not_ok "exec keeps the CPU ($changes changes in $execs execs)"
 tap_done
