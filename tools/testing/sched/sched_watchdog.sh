@@ -9,6 +9,7 @@
 # it alone when off, fall back to cfs within the timeout plus 1 s when on,
 # time a stall that goes on across a switch to the other class from the
 # switch, and sysrq-S must fall back while a load keeps a shell from running.
+# The tick must ask for the fallback when the checks themselves stop.
 cls=${1:?usage: $0 CLASS}
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/class_lib.sh"
@@ -17,7 +18,7 @@ W=/proc/sys/kernel/sched_watchdog_ms
 LIMIT=2000
 
 echo "TAP version 13"
-echo "1..29"
+echo "1..32"
 
 watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
 
@@ -28,6 +29,10 @@ watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
 # its exec it could hold the shell binary's i_mmap_rwsem, and every later
 # fork of this script would wait for it behind the hog.
 stall() {
+	# The switch walk moves tasks in fork order, and ULE's class ranks
+	# above BMQ's: between its move and the hog's, a victim moved first
+	# from BMQ to ULE would run. So from bmq the hog is the older one.
+	[ "$1/$cls" = both/bmq ] && hog_on_cpu1
 	taskset -c 1 sh -c 'while :; do :; done' &
 	victim=$!
 	_i=0
@@ -41,6 +46,9 @@ stall() {
 	*/ule) chrt -i -p 0 $victim >/dev/null ;;
 	*) renice -n 4 -p $victim >/dev/null ;;
 	esac
+	[ "$1/$cls" = both/bmq ] || hog_on_cpu1
+}
+hog_on_cpu1() {
 	taskset -c 1 sh -c 'while :; do :; done' &
 	hog=$!
 }
@@ -201,5 +209,38 @@ check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, 
 kill $spinners $shell 2>/dev/null
 wait $spinners $shell 2>/dev/null
 chrt -o -p 0 $$
-check "$(watchdog_lines)" 3 "the watchdog reported each stall once, the off state and sysrq nothing"
+
+# The checks stop: their thread (SCHED_FIFO 50) pinned to CPU 1 behind a
+# SCHED_FIFO 99 spinner. The tick asks for the fallback, which runs on
+# that same thread once the spinner is gone.
+echo "$cls" >$K
+echo $LIMIT >$W
+worker=$(pgrep -x sched_class)
+taskset -p -c 1 "$worker" >/dev/null
+chrt -f 99 taskset -c 1 sh -c 'while :; do :; done' &
+rthog=$!
+now_cs
+start=$now
+until dmesg | grep -q "sched: watchdog: the stall check has not run"; do
+	now_cs
+	[ $((now - start)) -ge $((LIMIT / 10 + 500)) ] && break
+	sleep 0.1
+done
+now_cs
+# The kernel's own figure: how long the checks had stopped when the tick
+# asked (this shell, on the other CPU, may see the line late).
+line=$(dmesg | grep "sched: watchdog: the stall check has not run" | tail -1)
+echo "# $line, seen after $((now - start))0 ms"
+stopped=$(echo "$line" | sed -n "s/.* has not run for \([0-9]*\) ms (limit $LIMIT ms), falling back to cfs$/\1/p")
+[ -n "$stopped" ] && [ "$stopped" -le $((LIMIT + 1000)) ] &&
+	ok "with the checks stopped the tick asks for the fallback within the timeout plus 1 s" ||
+	not_ok "with the checks stopped the tick asks for the fallback within the timeout plus 1 s (${stopped:-no line})"
+kill $rthog
+wait $rthog 2>/dev/null
+taskset -p -c 0-$(($(nproc) - 1)) "$worker" >/dev/null
+wait_for_cfs 3
+check "$(cat $K)" cfs "the fallback runs once the check thread runs again"
+check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog: no check)")" 1 \
+	"the fallback is logged as the tick's"
+check "$(watchdog_lines)" 4 "the watchdog reported each stall once, the off state and sysrq nothing"
 tap_done
