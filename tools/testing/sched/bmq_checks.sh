@@ -308,13 +308,10 @@ if [ $per_pick -gt $((slice_us * 13 / 10)) ]; then
 else
 	not_ok "NO_HRTICK_BMQ: spinners run $per_pick us per pick, want above $((slice_us * 13 / 10))"
 fi
-echo 0 >$T/tracing_on
-echo >$T/trace
-echo 1 >$T/events/timer/hrtimer_expire_entry/enable
-echo 1 >$T/tracing_on
+events_on timer/hrtimer_expire_entry
 taskset -c 1 "$uleload" sleeper 1000 20000 3 >/dev/null
 echo 0 >$T/tracing_on
-echo 0 >$T/events/timer/hrtimer_expire_entry/enable
+events_off timer/hrtimer_expire_entry
 fires=$(grep '\[001\]' $T/trace | grep -c 'function=hrtick')
 idle_fires=$(grep '\[001\]' $T/trace | grep 'function=hrtick' | grep -c '<idle>-0')
 echo "# sleeper on CPU 1 for 3 s: $fires hrtick expiries, $idle_fires into the idle CPU"

@@ -2,15 +2,17 @@
 # after tap.sh and ule_lib.sh (now_cs, cpu_ns, wait_line).
 T=/sys/kernel/tracing
 
-# migrations_on / migrations_off: record task_migrate events into an empty
-# trace buffer, and stop recording them (the buffer stays for grep).
-migrations_on() {
+# events_on / events_off SYSTEM/EVENT: record one event into an empty
+# trace buffer, and stop recording it (the buffer stays for grep).
+events_on() {
 	echo 0 >$T/tracing_on
 	echo >$T/trace
-	echo 1 >$T/events/sched_events/task_migrate/enable
+	echo 1 >$T/events/$1/enable
 	echo 1 >$T/tracing_on
 }
-migrations_off() { echo 0 >$T/events/sched_events/task_migrate/enable; }
+events_off() { echo 0 >$T/events/$1/enable; }
+migrations_on() { events_on sched_events/task_migrate; }
+migrations_off() { events_off sched_events/task_migrate; }
 
 # bmq_read SCHEDFILE: sets s_class, s_policy, s_prio and b_* (empty if
 # absent); fails if the task is gone.
