@@ -669,9 +669,9 @@ static int bmq_pull_from(struct rq *src, struct rq *dst)
 				return moved;
 			if (!bmq_may_pull(src, p, cpu_of(dst)))
 				continue;
-			deactivate_task(src, p, 0);
+			deactivate_task(src, p, DEQUEUE_NOCLOCK);
 			set_task_cpu_reason(p, cpu_of(dst), SCHED_MIGRATE_IDLE_BALANCE);
-			activate_task(dst, p, 0);
+			activate_task(dst, p, ENQUEUE_NOCLOCK);
 			moved++;
 		}
 	}
@@ -706,6 +706,8 @@ static int bmq_idle_pull(struct rq *this_rq, int *moved)
 				continue;
 			double_lock_balance(this_rq, src);
 			if (!this_rq->bmq.nr && bmq_has_waiter(src->bmq.nr, src->nr_running)) {
+				/* double_lock_balance() marked both clocks stale. */
+				update_rq_clock(this_rq);
 				update_rq_clock(src);
 				*moved = bmq_pull_from(src, this_rq);
 			}
@@ -817,14 +819,14 @@ static int bmq_active_balance_stop(void *data)
 		return 0;
 	}
 	update_rq_clock(src);
-	deactivate_task(src, p, 0);
+	deactivate_task(src, p, DEQUEUE_NOCLOCK);
 	set_task_cpu_reason(p, dst_cpu, SCHED_MIGRATE_ACTIVE_BALANCE);
 	src->bmq.active_balance = 0;
 	raw_spin_rq_unlock(src);
 
 	rq_lock(dst, &rf);
 	update_rq_clock(dst);
-	activate_task(dst, p, 0);
+	activate_task(dst, p, ENQUEUE_NOCLOCK);
 	check_preempt_curr(dst, p, 0);
 	rq_unlock(dst, &rf);
 	local_irq_enable();

@@ -213,6 +213,16 @@ static inline bool ule_on_runq(struct task_struct *p)
 	return p->ule.runq != ULE_RUNQ_NONE;
 }
 
+/* The queue a priority belongs to: its band. */
+static unsigned int ule_runq_for(unsigned int prio)
+{
+	if (prio < ULE_PRI_MIN_BATCH)
+		return ULE_RUNQ_REALTIME;
+	if (prio <= ULE_PRI_MAX_BATCH)
+		return ULE_RUNQ_TIMESHARE;
+	return ULE_RUNQ_IDLE;
+}
+
 /*
  * tdq_runq_add(): a preempted task goes to the head of its list (for
  * batch tasks, of the slot being drained) to finish its slice first.
@@ -221,24 +231,20 @@ static void ule_runq_add(struct rq *rq, struct task_struct *p, bool preempted)
 {
 	struct ule_rq *ule = ule_rq_of(rq);
 	struct sched_ule_entity *ue = &p->ule;
-	unsigned int pri = ue->prio, index, id;
+	unsigned int pri = ue->prio, index, id = ule_runq_for(pri);
 	struct ule_runq *q;
 
 	lockdep_assert_rq_held(rq);
+	SCHED_WARN_ON(ule_on_runq(p) || !(ue->flags & ULE_F_QUEUED));
 	if (ule_can_migrate(p)) {
 		ule->transferable++;
 		ue->flags |= ULE_F_XFERABLE;
 	}
-	if (pri < ULE_PRI_MIN_BATCH) {
-		id = ULE_RUNQ_REALTIME;
-		index = pri / ULE_RQ_PPQ;
-	} else if (pri <= ULE_PRI_MAX_BATCH) {
-		id = ULE_RUNQ_TIMESHARE;
+	SCHED_WARN_ON(ule->transferable > ule->load);
+	if (id == ULE_RUNQ_TIMESHARE)
 		index = preempted ? ule->ridx : ule_calendar_slot(pri, ule->idx, ule->ridx);
-	} else {
-		id = ULE_RUNQ_IDLE;
+	else
 		index = pri / ULE_RQ_PPQ;
-	}
 	q = ule_runq_of(ule, id);
 	if (preempted)
 		list_add(&ue->run_list, &q->queue[index]);
@@ -258,6 +264,8 @@ static void ule_runq_rem(struct rq *rq, struct task_struct *p)
 	unsigned int index = ue->rqindex;
 
 	lockdep_assert_rq_held(rq);
+	/* A priority change requeues: a task waits in its own band. */
+	SCHED_WARN_ON(ue->runq != ule_runq_for(ue->prio));
 	if (ue->flags & ULE_F_XFERABLE) {
 		ule->transferable--;
 		ue->flags &= ~ULE_F_XFERABLE;
@@ -317,6 +325,7 @@ static void ule_load_add(struct rq *rq, struct task_struct *p)
 	struct ule_rq *ule = ule_rq_of(rq);
 
 	lockdep_assert_rq_held(rq);
+	SCHED_WARN_ON(p->ule.flags & ULE_F_QUEUED);
 	WRITE_ONCE(ule->load, ule->load + 1);
 	p->ule.flags |= ULE_F_QUEUED;
 	add_nr_running(rq, 1);
@@ -327,6 +336,7 @@ static void ule_load_rem(struct rq *rq, struct task_struct *p)
 	struct ule_rq *ule = ule_rq_of(rq);
 
 	lockdep_assert_rq_held(rq);
+	SCHED_WARN_ON(!ule->load || !(p->ule.flags & ULE_F_QUEUED) || ule_on_runq(p));
 	WRITE_ONCE(ule->load, ule->load - 1);
 	p->ule.flags &= ~ULE_F_QUEUED;
 	sub_nr_running(rq, 1);
@@ -427,14 +437,34 @@ static void enqueue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 		cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT);
 }
 
+/*
+ * A deferred preemption (see ule_preempt_now()) lapses when the task it
+ * waits for leaves and nothing as good is next in line.
+ */
+static void ule_preempt_lapse(struct rq *rq, struct task_struct *p)
+{
+	struct ule_rq *ule = ule_rq_of(rq);
+	struct task_struct *next;
+
+	if (p->ule.prio > ule->preempt_pri)
+		return;
+	next = ule_choose(ule);
+	if (!next || next->ule.prio > ule->preempt_pri)
+		ule->preempt_pri = ULE_PRI_MAX_IDLE;
+}
+
 static void dequeue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 {
 	struct sched_ule_entity *ue = &p->ule;
 
 	if (task_current(rq, p))
 		update_curr_ule(rq);
-	if (ule_on_runq(p))
+	if (ule_on_runq(p)) {
 		ule_runq_rem(rq, p);
+		/* A requeue (DEQUEUE_SAVE) is not a departure. */
+		if (!(flags & DEQUEUE_SAVE))
+			ule_preempt_lapse(rq, p);
+	}
 	ule_load_rem(rq, p);
 	if (flags & DEQUEUE_SLEEP)
 		ue->sleep_start = rq_clock(rq) ?: 1;
@@ -505,8 +535,14 @@ static void set_next_task_ule(struct rq *rq, struct task_struct *p, bool first)
 		ule_runq_rem(rq, p);
 	ule_mark_idle(rq, false);
 	p->se.exec_start = rq_clock_task(rq);
-	p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
-	ule_rq_of(rq)->preempt_pri = ULE_PRI_MAX_IDLE;
+	/*
+	 * A new pick restarts wakeup_gran and settles any deferred preemption;
+	 * the running task set again after a nice or policy change keeps both.
+	 */
+	if (first) {
+		p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
+		ule_rq_of(rq)->preempt_pri = ULE_PRI_MAX_IDLE;
+	}
 	ule_pct_update(ue, rq_clock(rq), false);
 	WRITE_ONCE(ule_rq_of(rq)->lowpri, min_t(unsigned int, ue->prio,
 						ule_rq_of(rq)->lowpri));
@@ -698,6 +734,14 @@ void ule_pi_changed(struct rq *rq, struct task_struct *p)
 	ule_set_lowpri(rq);
 	check_preempt_curr_ule(rq, p, 0);
 }
+
+#ifdef CONFIG_SMP
+/* The wakeup is over, whether or not check_preempt_curr() read the waker. */
+static void task_woken_ule(struct rq *rq, struct task_struct *p)
+{
+	p->ule.waker_cpu = -1;
+}
+#endif
 
 static void switched_to_ule(struct rq *rq, struct task_struct *p)
 {
@@ -1087,9 +1131,9 @@ static int ule_pickcpu(struct task_struct *p, int prev, int wake_flags)
 	struct sched_domain *llc, *top;
 	u64 now = sched_clock_cpu(self);
 
-	p->ule.waker_cpu = self;
 	if (wake_flags & WF_EXEC)
 		return prev;
+	p->ule.waker_cpu = self;
 	if (wake_flags & WF_TTWU) {
 		ule_account_sleep(p, now);
 		ule_set_prio(p, ule_compute_prio(p));
@@ -1202,9 +1246,9 @@ static void ule_move_task(struct rq *src, struct rq *dst, struct task_struct *p,
 	SCHED_WARN_ON(task_on_cpu(src, p) || task_rq(p) != src);
 	trace_ule_transfer(p, cpu_of(src), cpu_of(dst), src->ule.load, dst->ule.load,
 			   reason == SCHED_MIGRATE_IDLE_BALANCE);
-	deactivate_task(src, p, 0);
+	deactivate_task(src, p, DEQUEUE_NOCLOCK);
 	set_task_cpu_reason(p, cpu_of(dst), reason);
-	activate_task(dst, p, 0);
+	activate_task(dst, p, ENQUEUE_NOCLOCK);
 }
 
 /* Move one task from @src to @dst; both locked, clocks updated. */
@@ -1252,6 +1296,8 @@ static bool ule_idle_steal(struct rq *this_rq)
 			continue;
 		double_lock_balance(this_rq, src);
 		if (!this_rq->ule.load && src->ule.load >= thresh && src->ule.transferable) {
+			/* double_lock_balance() marked both clocks stale. */
+			update_rq_clock(this_rq);
 			update_rq_clock(src);
 			p = ule_move_one(src, this_rq, SCHED_MIGRATE_IDLE_BALANCE);
 			moved = !!p;
@@ -1560,6 +1606,7 @@ DEFINE_SCHED_CLASS(ule) = {
 #ifdef CONFIG_SMP
 	.balance		= balance_ule,
 	.select_task_rq		= select_task_rq_ule,
+	.task_woken		= task_woken_ule,
 	.set_cpus_allowed	= set_cpus_allowed_common,
 #endif
 	.task_tick		= task_tick_ule,
@@ -1570,6 +1617,10 @@ DEFINE_SCHED_CLASS(ule) = {
 	.switched_to		= switched_to_ule,
 	.get_rr_interval	= get_rr_interval_ule,
 	.update_curr		= update_curr_ule,
+#ifdef CONFIG_UCLAMP_TASK
+	/* ULE's utilisation feeds schedutil, so task clamps apply as under CFS. */
+	.uclamp_enabled		= 1,
+#endif
 };
 
 static const char *const ule_runq_names[] = {
@@ -1582,11 +1633,7 @@ static const char *const ule_runq_names[] = {
 /* The queue a priority belongs to, whether or not the task is queued. */
 static const char *ule_queue_name(unsigned int prio)
 {
-	if (prio < ULE_PRI_MIN_BATCH)
-		return ule_runq_names[ULE_RUNQ_REALTIME];
-	if (prio <= ULE_PRI_MAX_BATCH)
-		return ule_runq_names[ULE_RUNQ_TIMESHARE];
-	return ule_runq_names[ULE_RUNQ_IDLE];
+	return ule_runq_names[ule_runq_for(prio)];
 }
 
 /* ULE lines of /proc/<pid>/sched. */

@@ -14,7 +14,8 @@
 #      changes of b and c; spinners pinned to CPU 0 then unpinned are
 #      stolen by idle CPUs at once, traced by ule_transfer with by=steal;
 #   f. sched_ule_wakeup_gran_us: a sleeper waking beside a spinner gets the
-#      CPU at once at 0, and a tick after the spinner has run 20 ms at 20000;
+#      CPU at once at 0, and a tick after the spinner has run 20 ms at 20000,
+#      also while the spinner's policy flips between batch and normal;
 #   g. priority lending: a batch thread holding a PI mutex runs at the
 #      priority of the interactive thread blocked on it, at its own after.
 # Usage: ule_checks.sh OUTDIR ULELOAD
@@ -34,6 +35,12 @@ VALID="sched_ule_interact=40 sched_ule_slice_us=78740 sched_ule_slice_min_us=787
 sched_ule_balance_interval_ms=500 sched_ule_steal_thresh=3 sched_ule_preempt_thresh=120
 sched_ule_wakeup_gran_us=500"
 T=/sys/kernel/tracing
+# Flip the policy of task argv[1] between batch and normal as fast as it goes.
+FLIP='import os, sys
+pid, zero = int(sys.argv[1]), os.sched_param(0)
+while True:
+    os.sched_setscheduler(pid, os.SCHED_BATCH, zero)
+    os.sched_setscheduler(pid, os.SCHED_OTHER, zero)'
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 # consistent LO HI: the ule.* lines ule_read found are well-formed: the
@@ -47,7 +54,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..48"
+echo "1..49"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -296,24 +303,43 @@ report() {
 		i=$((i + 1))
 	done
 }
-for g in 0 20000; do
-	echo $g >$G
+# A third round at 20000 flips the spinner between SCHED_BATCH and
+# SCHED_OTHER from CPU 0 all along: setting the running task again after a
+# policy change must neither restart its 20 ms nor drop the waiting
+# preemption, or the sleeper waits for the end of the slice.
+for g in 0 20000 flips; do
+	flipper=""
+	if [ $g = flips ]; then
+		echo 20000 >$G
+		taskset -c 0 python3 -c "$FLIP" $spinner &
+		flipper=$!
+	else
+		echo $g >$G
+	fi
+	lbl=$g
+	[ $g = flips ] && lbl="20000 (policy flipping)"
 	sleep 0.5
 	report
 	sleep 4
 	report
 	late=$(sed -n 's/^late_med_us //p' $out/lateness.txt | tail -1)
 	med=${late%% *}
-	echo "# wakeup_gran_us=$g: lateness median ${med}us, p90 ${late##* }us; $(ule_read /proc/$sleeper/sched && ule_state)"
+	echo "# wakeup_gran_us=$lbl: lateness median ${med}us, p90 ${late##* }us; $(ule_read /proc/$sleeper/sched && ule_state)"
 	case $g in
 	0) lo=0 hi=3000 ;;
 	*) lo=6000 hi=19000 ;;
 	esac
-	if in_range "$med" $lo $hi; then
-		ok "wakeup_gran_us=$g: sleeper back on the CPU a median ${med}us late"
+	# Flips that restarted the 20 ms or dropped the preemption left one
+	# wakeup in ten waiting for the end of the 94 ms slice (p90 ~90 ms).
+	p90=${late##* }
+	if [ $g = flips ] && ! in_range "$p90" 0 40000; then
+		not_ok "wakeup_gran_us=$lbl: sleeper back on the CPU with a p90 of ${p90}us (want <= 40000)"
+	elif in_range "$med" $lo $hi; then
+		ok "wakeup_gran_us=$lbl: sleeper back on the CPU a median ${med}us late (p90 ${p90}us)"
 	else
-		not_ok "wakeup_gran_us=$g: sleeper back on the CPU a median ${med}us late (want $lo-$hi)"
+		not_ok "wakeup_gran_us=$lbl: sleeper back on the CPU a median ${med}us late (want $lo-$hi)"
 	fi
+	[ -n "$flipper" ] && kill $flipper && wait $flipper 2>/dev/null
 done
 echo "$gran" >$G
 kill $spinner $sleeper
