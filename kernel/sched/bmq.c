@@ -511,6 +511,7 @@ void bmq_init_task(struct task_struct *p)
 /* Per-CPU scratch masks for placement, which runs with interrupts off. */
 static DEFINE_PER_CPU(struct cpumask, bmq_idle_cpus);
 static DEFINE_PER_CPU(struct cpumask, bmq_cand_cpus);
+static DEFINE_PER_CPU(struct cpumask, bmq_kick_mask);
 
 static bool bmq_idle_cpu(int cpu)
 {
@@ -871,22 +872,53 @@ static void bmq_kick_cpu(int cpu)
 }
 
 /*
+ * The CPUs that the waiting tasks a pull of @rq would try (the first
+ * sysctl_sched_nr_migrate, in pull order) may run on: an idle CPU
+ * outside them would be woken to pull nothing.
+ */
+static void bmq_wanted_cpus(struct rq *rq, struct cpumask *wanted)
+{
+	int budget = sysctl_sched_nr_migrate;
+	struct task_struct *p;
+	unsigned long level;
+
+	lockdep_assert_rq_held(rq);
+	cpumask_clear(wanted);
+	for_each_set_bit(level, &rq->bmq.bitmap, BMQ_LEVELS) {
+		list_for_each_entry(p, &rq->bmq.queue[level], bmq.run_list) {
+			if (task_on_cpu(rq, p))
+				continue;
+			if (budget-- <= 0)
+				return;
+			if (p->nr_cpus_allowed > 1 && !is_migration_disabled(p))
+				cpumask_or(wanted, wanted, p->cpus_ptr);
+		}
+	}
+}
+
+/*
  * Wake up to @budget idle CPUs, nearest first, to pull from @rq; the
- * callers count only movable waiting tasks, pinned ones cannot be pulled.
+ * callers count only movable waiting tasks, and only CPUs one of them
+ * may run on are woken.
  *
  * Context: @rq locked, from its tick or a switch.
  */
 static void bmq_kick_idle(struct rq *rq, int budget)
 {
+	struct cpumask *wanted = this_cpu_ptr(&bmq_kick_mask);
 	int this_cpu = cpu_of(rq), cpu;
 	struct sched_domain *sd;
 
 	if (budget <= 0 || cpumask_empty(&bmq_idle_hint))
 		return;
+	bmq_wanted_cpus(rq, wanted);
+	if (!cpumask_intersects(wanted, &bmq_idle_hint))
+		return;
 	rcu_read_lock();
 	for_each_domain(this_cpu, sd) {
 		for_each_cpu_and(cpu, sched_domain_span(sd), &bmq_idle_hint) {
-			if (cpu == this_cpu || !cpu_active(cpu) || !available_idle_cpu(cpu))
+			if (cpu == this_cpu || !cpumask_test_cpu(cpu, wanted) ||
+			    !cpu_active(cpu) || !available_idle_cpu(cpu))
 				continue;
 			bmq_kick_cpu(cpu);
 			if (--budget <= 0)
@@ -899,14 +931,17 @@ out:
 
 /*
  * A CPU running one task beside a busy sibling, while a whole core in
- * its LLC idles: wake that core to take one of the two over.
+ * its LLC that task may run on idles: wake that core to take one of the
+ * two over.
  */
 static void bmq_kick_smt(struct rq *rq)
 {
 	int this_cpu = cpu_of(rq), sibling, cpu;
+	struct task_struct *curr = rq->curr;
 	struct sched_domain *sd;
 
-	if (!sched_smt_active() || rq->bmq.nr != 1 || cpumask_empty(&bmq_idle_hint))
+	if (!sched_smt_active() || rq->bmq.nr != 1 || cpumask_empty(&bmq_idle_hint) ||
+	    !bmq_task(curr) || curr->nr_cpus_allowed == 1 || is_migration_disabled(curr))
 		return;
 	for_each_cpu(sibling, cpu_smt_mask(this_cpu)) {
 		if (READ_ONCE(cpu_rq(sibling)->bmq.nr) != 1)
@@ -918,7 +953,8 @@ static void bmq_kick_smt(struct rq *rq)
 	sd = rcu_dereference(per_cpu(sd_llc, this_cpu));
 	if (sd) {
 		for_each_cpu_and(cpu, sched_domain_span(sd), &bmq_idle_hint) {
-			if (!cpu_active(cpu) || !bmq_idle_core(cpu))
+			if (!cpumask_test_cpu(cpu, curr->cpus_ptr) || !cpu_active(cpu) ||
+			    !bmq_idle_core(cpu))
 				continue;
 			bmq_kick_cpu(cpu);
 			break;

@@ -28,7 +28,11 @@
 #      and an idle CPU takes that task (Project C's pending rule counts
 #      every class), so it runs about as much as the RT spinner;
 #   k. exec: a process that execs itself 50 times beside idle CPUs stays
-#      on its CPU (Project C does no exec balancing).
+#      on its CPU (Project C does no exec balancing);
+#   l. idle kicks follow affinity: 4 spinners allowed on CPUs 0-1 only;
+#      over 10 s the other, idle CPUs get about as many function-call IPIs
+#      as with the spinners pinned one CPU each (no kicks); the pulls there
+#      and CFS in the same boot are printed for comparison.
 # Usage: bmq_checks.sh OUTDIR ULELOAD [SLICE_MS]
 out=${1:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
 uleload=${2:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
@@ -42,7 +46,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..37"
+echo "1..38"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -407,4 +411,52 @@ echo "# the images of one process ran on CPUs $*"
 [ "$execs" -eq 50 ] && [ "$changes" -le 15 ] &&
 	ok "exec keeps the CPU ($changes changes in 50 execs)" ||
 	not_ok "exec keeps the CPU ($changes changes in $execs execs)"
+
+# l. Idle kicks against affinity. cal_idle: function-call IPIs received so
+# far by CPUs 2 and up (fields 4.. of the CAL line of /proc/interrupts).
+cal_idle() {
+	awk -v last=$(($(nproc) + 1)) '$1 == "CAL:" {
+		s = 0
+		for (i = 4; i <= last; i++)
+			s += $i
+		print s
+	}' /proc/interrupts
+}
+# kicks LABEL CPUS...: 4 spinners, split evenly over the CPU lists given,
+# for 10 s; sets ipis (to CPUs 2..) and pulled (idle pulls to CPUs 2..).
+kicks() {
+	_label=$1
+	shift
+	_sps=""
+	for _cpus; do
+		taskset -c "$_cpus" "$uleload" spinners $((4 / $#)) 13 >/dev/null &
+		_sps="$_sps $!"
+	done
+	sleep 1
+	migrations_on
+	_c0=$(cal_idle)
+	sleep 10
+	_c1=$(cal_idle)
+	migrations_off
+	ipis=$((_c1 - _c0))
+	pulled=$(grep "reason=idle_balance" $T/trace | grep -vc " dst=[01] ")
+	echo "# $_label: $ipis function-call IPIs to CPUs 2-$(($(nproc) - 1)), $pulled pulls there in 10 s"
+	kill $_sps 2>/dev/null
+	wait $_sps 2>/dev/null
+}
+# Two on CPU 0 and two on CPU 1 count as pinned, so nothing kicks for
+# them: what else sends IPIs to the idle CPUs. Allowed on both, they used
+# to make each tick of CPUs 0-1 kick an idle CPU that could take neither.
+kicks "bmq, pinned (baseline)" 0 1
+base=$ipis
+kicks "bmq, allowed on CPUs 0-1" 0,1
+bmq_ipis=$ipis bmq_pulled=$pulled
+echo cfs >$K/sched_class
+kicks "cfs, allowed on CPUs 0-1" 0,1
+echo bmq >$K/sched_class
+if [ "$bmq_ipis" -le $((base + 150)) ]; then
+	ok "idle CPUs outside the waiters' affinity are not kicked ($bmq_ipis IPIs, pinned $base, cfs $ipis)"
+else
+	not_ok "idle CPUs outside the waiters' affinity are not kicked ($bmq_ipis IPIs, pinned $base, cfs $ipis; want <= pinned + 150)"
+fi
 tap_done
