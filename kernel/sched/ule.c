@@ -18,6 +18,8 @@
  * Built as part of build_policy.c.
  */
 
+#include <linux/task_work.h>
+
 #define CREATE_TRACE_POINTS
 #include <trace/events/ule.h>
 #undef CREATE_TRACE_POINTS
@@ -30,6 +32,8 @@ static int sysctl_sched_ule_slice_min_us =
 static int sysctl_sched_ule_preempt_thresh = ULE_PRI_MIN_KERN;
 /* Set at boot to CFS's wakeup granularity, which scales with the CPUs. */
 static int sysctl_sched_ule_wakeup_gran_us = 1000;
+/* 1: FreeBSD's own preemption and requeue rules (ule_preempt_strict()). */
+static int sysctl_sched_ule_strict;
 #ifdef CONFIG_SMP
 static int sysctl_sched_ule_balance_interval_ms = 1000;
 static int sysctl_sched_ule_steal_thresh = 2;
@@ -40,6 +44,7 @@ static int sysctl_sched_ule_steal_thresh = 2;
 #define ULE_F_XFERABLE	0x02	/* counted as transferable */
 #define ULE_F_SLICEEND	0x04	/* left the CPU because its slice ended */
 #define ULE_F_YIELD	0x08	/* left the CPU through sched_yield() */
+#define ULE_F_NEEDRESCHED 0x10	/* asked to switch as by TDF_NEEDRESCHED */
 
 static inline struct ule_rq *ule_rq_of(struct rq *rq)
 {
@@ -503,6 +508,54 @@ static bool ule_preempt_now(struct rq *rq, struct task_struct *curr, int pri)
 	return false;
 }
 
+/* Context: @p is current, on its way back to user space; no lock held. */
+static void ule_resume_resched(struct callback_head *work)
+{
+	struct task_struct *p = container_of(work, struct task_struct, ule.resume_work);
+	struct rq_flags rf;
+	struct rq *rq;
+
+	WRITE_ONCE(p->ule.resume_queued, false);
+	rq = task_rq_lock(p, &rf);
+	if (ule_task(p) && (p->ule.flags & ULE_F_NEEDRESCHED))
+		resched_curr(rq);
+	task_rq_unlock(rq, p, &rf);
+}
+
+/*
+ * kernel.sched_ule_strict, FreeBSD's sched_setpreempt() and tdq_notify():
+ * a preemption sched_shouldpreempt() allows takes the CPU at once, even in
+ * the kernel (td_owepreempt; SW_PREEMPT puts @curr back at the head of its
+ * list). Any other better priority on the waking CPU only asks for a
+ * switch (TDF_NEEDRESCHED): a user task waking another from a system call
+ * switches on its way back to user space, and goes to the tail of its
+ * list. No wakeup granularity.
+ */
+static void ule_preempt_strict(struct rq *rq, struct task_struct *curr, int pri, bool remote)
+{
+	struct sched_ule_entity *ue = &curr->ule;
+
+	if (pri >= ue->prio)
+		return;
+	if (ule_should_preempt(pri, ue->prio, remote)) {
+		resched_curr(rq);
+		return;
+	}
+	if (remote)
+		return;
+	ue->flags |= ULE_F_NEEDRESCHED;
+	if (in_task() && curr == current && !(curr->flags & PF_KTHREAD)) {
+		if (READ_ONCE(ue->resume_queued))
+			return;
+		init_task_work(&ue->resume_work, ule_resume_resched);
+		if (!task_work_add(curr, &ue->resume_work, TWA_RESUME)) {
+			WRITE_ONCE(ue->resume_queued, true);
+			return;
+		}
+	}
+	resched_curr(rq);
+}
+
 /*
  * ULE's preemption rules: on the waking CPU a better priority reschedules
  * (FreeBSD's TDF_NEEDRESCHED); on another CPU only sched_shouldpreempt()
@@ -519,6 +572,10 @@ static void check_preempt_curr_ule(struct rq *rq, struct task_struct *p, int fla
 	if (!ule_task(curr))
 		return;
 	remote = (waker >= 0 ? waker : smp_processor_id()) != cpu_of(rq);
+	if (READ_ONCE(sysctl_sched_ule_strict)) {
+		ule_preempt_strict(rq, curr, p->ule.prio, remote);
+		return;
+	}
 	if (remote ? !ule_should_preempt(p->ule.prio, curr->ule.prio, true) :
 		     p->ule.prio >= curr->ule.prio)
 		return;
@@ -576,8 +633,9 @@ static void put_prev_task_ule(struct rq *rq, struct task_struct *p)
 	ule_update_util(rq, 1);
 	ue->last_ran = rq_clock(rq);
 	if ((ue->flags & ULE_F_QUEUED) && !ule_on_runq(p))
-		ule_runq_add(rq, p, !(ue->flags & (ULE_F_SLICEEND | ULE_F_YIELD)));
-	ue->flags &= ~(ULE_F_SLICEEND | ULE_F_YIELD);
+		ule_runq_add(rq, p, !(ue->flags & (ULE_F_SLICEEND | ULE_F_YIELD |
+						  ULE_F_NEEDRESCHED)));
+	ue->flags &= ~(ULE_F_SLICEEND | ULE_F_YIELD | ULE_F_NEEDRESCHED);
 }
 
 /* One calendar step per FreeBSD stathz tick, so batch tasks all run. */
@@ -786,6 +844,7 @@ void ule_init_task(struct task_struct *p)
 	p->ule.flags = 0;
 	p->ule.sleep_start = 0;
 	p->ule.waker_cpu = -1;
+	p->ule.resume_queued = false;
 }
 
 #ifdef CONFIG_SMP
@@ -1699,6 +1758,15 @@ static struct ctl_table ule_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &ule_slice_us_max,
+	},
+	{
+		.procname	= "sched_ule_strict",
+		.data		= &sysctl_sched_ule_strict,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
 	},
 	{
 		.procname	= "sched_ule_preempt_thresh",

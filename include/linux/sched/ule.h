@@ -26,6 +26,9 @@ struct sched_ule_entity {
 	/* When it last left a CPU: cache affinity for placement. */
 	u64			last_ran;
 	int			waker_cpu;
+	/* kernel.sched_ule_strict: a reschedule left for the return to user. */
+	struct callback_head	resume_work;
+	bool			resume_queued;
 	/* ULE priority on FreeBSD's 0-255 scale, lower is better. */
 	u8			prio;
 	/* Which ULE runqueue list holds it (ULE_RUNQ_*), and its index. */

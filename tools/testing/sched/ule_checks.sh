@@ -15,7 +15,10 @@
 #      stolen by idle CPUs at once, traced by ule_transfer with by=steal;
 #   f. sched_ule_wakeup_gran_us: a sleeper waking beside a spinner gets the
 #      CPU at once at 0, and a tick after the spinner has run 20 ms at 20000,
-#      also while the spinner's policy flips between batch and normal;
+#      also while the spinner's policy flips between batch and normal, and
+#      at once under kernel.sched_ule_strict=1 (FreeBSD's rules), which
+#      also puts a spinner preempted by a local wakeup at the tail of its
+#      list where the default puts it back at the head;
 #   g. priority lending: a batch thread holding a PI mutex runs at the
 #      priority of the interactive thread blocked on it, at its own after.
 # Usage: ule_checks.sh OUTDIR ULELOAD
@@ -54,7 +57,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..49"
+echo "1..55"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -181,6 +184,10 @@ done
 rejects_einval sched_ule_preempt_thresh 256
 rejects_einval sched_ule_preempt_thresh -1
 rejects_einval sched_ule_wakeup_gran_us 1000001
+check "$(cat $K/sched_ule_strict)" 0 "kernel.sched_ule_strict defaults to 0"
+for v in 2 -1 abc; do
+	rejects_einval sched_ule_strict "$v"
+done
 for name in sched_ule_slice_us sched_ule_slice_min_us sched_ule_balance_interval_ms \
 	sched_ule_steal_thresh sched_ule_wakeup_gran_us; do
 	rejects_einval $name abc
@@ -285,9 +292,9 @@ wait $pinned 2>/dev/null
 # for the end of the spinner's slice (94 ms at a load of 2).
 now_cs
 start=$now
-taskset -c 1 "$uleload" spinner 30 >/dev/null &
+taskset -c 1 "$uleload" spinner 60 >/dev/null &
 spinner=$!
-taskset -c 2 "$uleload" sleeper 1000 9000 30 >$out/lateness.txt &
+taskset -c 2 "$uleload" sleeper 1000 9000 60 >$out/lateness.txt &
 sleeper=$!
 wait_ule /proc/$spinner/sched timeshare 152 223 "$start" 500 || echo "# spinner not batch"
 wait_ule /proc/$sleeper/sched realtime 120 151 "$start" 1000 || echo "# sleeper not interactive"
@@ -307,17 +314,25 @@ report() {
 # SCHED_OTHER from CPU 0 all along: setting the running task again after a
 # policy change must neither restart its 20 ms nor drop the waiting
 # preemption, or the sleeper waits for the end of the slice.
-for g in 0 20000 flips; do
+# A fourth at 20000 sets kernel.sched_ule_strict, FreeBSD's rules: no
+# granularity, so the sleeper is back as at 0.
+for g in 0 20000 flips strict; do
 	flipper=""
-	if [ $g = flips ]; then
+	lbl=$g
+	case $g in
+	flips)
 		echo 20000 >$G
 		taskset -c 0 python3 -c "$FLIP" $spinner &
 		flipper=$!
-	else
-		echo $g >$G
-	fi
-	lbl=$g
-	[ $g = flips ] && lbl="20000 (policy flipping)"
+		lbl="20000 (policy flipping)"
+		;;
+	strict)
+		echo 20000 >$G
+		echo 1 >$K/sched_ule_strict
+		lbl="20000 (sched_ule_strict=1)"
+		;;
+	*) echo $g >$G ;;
+	esac
 	sleep 0.5
 	report
 	sleep 4
@@ -326,7 +341,7 @@ for g in 0 20000 flips; do
 	med=${late%% *}
 	echo "# wakeup_gran_us=$lbl: lateness median ${med}us, p90 ${late##* }us; $(ule_read /proc/$sleeper/sched && ule_state)"
 	case $g in
-	0) lo=0 hi=3000 ;;
+	0 | strict) lo=0 hi=3000 ;;
 	*) lo=6000 hi=19000 ;;
 	esac
 	# Flips that restarted the 20 ms or dropped the preemption left one
@@ -342,8 +357,62 @@ for g in 0 20000 flips; do
 	[ -n "$flipper" ] && kill $flipper && wait $flipper 2>/dev/null
 done
 echo "$gran" >$G
-kill $spinner $sleeper
-wait $spinner $sleeper 2>/dev/null
+# Requeue position. A second batch spinner joins CPU 1; each wakeup of the
+# sleeper preempts one spinner. By default the preempted one goes back to
+# the head of its list and runs again after the sleeper; under
+# sched_ule_strict a local wakeup is TDF_NEEDRESCHED, not SW_PREEMPT, so it
+# goes back to a calendar slot by its priority, as a slice end does, and
+# the other spinner runs when its slot comes first (about a third of the
+# time; 87 % against 71 % in one run). same_after STRICT: the share
+# (%) of the sleeper's runs after which the spinner before it runs again,
+# from 2 s of sched_switch on CPU 1.
+taskset -c 1 "$uleload" spinner 30 >/dev/null &
+spinner2=$!
+now_cs
+wait_ule /proc/$spinner2/sched timeshare 152 223 "$now" 500 || echo "# second spinner not batch"
+same_after() {
+	echo "$1" >$K/sched_ule_strict
+	sleep 0.5
+	echo 0 >$T/tracing_on
+	echo >$T/trace
+	echo 1 >$T/events/sched/sched_switch/enable
+	echo 1 >$T/tracing_on
+	sleep 2
+	echo 0 >$T/events/sched/sched_switch/enable
+	same=$(awk -v a=$spinner -v b=$spinner2 -v c=$sleeper '
+		/sched_switch:/ {
+			prev = next_ = ""
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^prev_pid=/) prev = substr($i, 10)
+				if ($i ~ /^next_pid=/) next_ = substr($i, 10)
+			}
+			if (next_ == c && (prev == a || prev == b))
+				before = prev
+			else if (prev == c && before != "" && (next_ == a || next_ == b)) {
+				runs++
+				if (next_ == before)
+					again++
+				before = ""
+			}
+		}
+		END { print runs ? int(100 * again / runs) " " runs : "-1 0" }
+	' $T/per_cpu/cpu1/trace)
+	echo "# sched_ule_strict=$1: the preempted spinner ran again after ${same% *} % of ${same#* } sleeper runs"
+	same=${same% *}
+}
+same_after 0
+default_same=$same
+same_after 1
+strict_same=$same
+echo 0 >$K/sched_ule_strict
+if [ "$default_same" -ge 70 ] && [ "$strict_same" -ge 0 ] &&
+	[ "$strict_same" -le $((default_same - 8)) ]; then
+	ok "a preempted spinner goes back to the head ($default_same %), not under sched_ule_strict ($strict_same %)"
+else
+	not_ok "a preempted spinner goes back to the head ($default_same %, want >= 70), not under sched_ule_strict ($strict_same %, want <= $((default_same - 8)))"
+fi
+kill $spinner $spinner2 $sleeper
+wait $spinner $spinner2 $sleeper 2>/dev/null
 # g. Priority lending (FreeBSD's sched_lend_prio() through turnstiles; here
 # rt_mutex, i.e. PI futexes): a batch owner spins holding the mutex; once
 # the waiter is interactive it blocks on it, and the owner runs at the
