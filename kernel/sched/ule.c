@@ -1632,8 +1632,8 @@ static void ule_balance_all(void)
 
 /*
  * The periodic balancer runs from a timer, not from one CPU's tick, so it
- * keeps running when that CPU is idle or tickless (the 2018 port's
- * balancer fell silent then). Every interval/2 + random(interval).
+ * keeps running when that CPU is idle or tickless. Every interval/2 +
+ * random(interval).
  */
 static void ule_balance_timer_fn(struct timer_list *timer);
 static DEFINE_TIMER(ule_balance_timer, ule_balance_timer_fn);
