@@ -806,7 +806,7 @@ static int bmq_active_balance_stop(void *data)
 	struct rq_flags rf;
 	int dst_cpu;
 
-	raw_spin_rq_lock_irq(src);
+	rq_lock_irq(src, &rf);
 	p = src->bmq.active_task;
 	dst_cpu = src->bmq.active_dst;
 	src->bmq.active_task = NULL;
@@ -815,7 +815,7 @@ static int bmq_active_balance_stop(void *data)
 	    is_migration_disabled(p) || !cpumask_test_cpu(dst_cpu, p->cpus_ptr) ||
 	    !cpu_active(dst_cpu) || !available_idle_cpu(dst_cpu)) {
 		src->bmq.active_balance = 0;
-		raw_spin_rq_unlock_irq(src);
+		rq_unlock_irq(src, &rf);
 		put_task_struct(p);
 		return 0;
 	}
@@ -823,7 +823,7 @@ static int bmq_active_balance_stop(void *data)
 	deactivate_task(src, p, DEQUEUE_NOCLOCK);
 	set_task_cpu_reason(p, dst_cpu, SCHED_MIGRATE_ACTIVE_BALANCE);
 	src->bmq.active_balance = 0;
-	raw_spin_rq_unlock(src);
+	rq_unlock(src, &rf);
 
 	rq_lock(dst, &rf);
 	update_rq_clock(dst);
