@@ -568,7 +568,6 @@ static void check_preempt_curr_ule(struct rq *rq, struct task_struct *p, int fla
 	int waker = p->ule.waker_cpu;
 	bool remote;
 
-	p->ule.waker_cpu = -1;
 	if (!ule_task(curr))
 		return;
 	remote = (waker >= 0 ? waker : smp_processor_id()) != cpu_of(rq);

@@ -1,16 +1,5 @@
 # Helpers of the BMQ guest tests (bmq_checks.sh, bmq_smt.sh); source
-# after tap.sh and ule_lib.sh (now_cs, cpu_ns, wait_line).
-T=/sys/kernel/tracing
-
-# events_on / events_off SYSTEM/EVENT: record one event into an empty
-# trace buffer, and stop recording it (the buffer stays for grep).
-events_on() {
-	echo 0 >$T/tracing_on
-	echo >$T/trace
-	echo 1 >$T/events/$1/enable
-	echo 1 >$T/tracing_on
-}
-events_off() { echo 0 >$T/events/$1/enable; }
+# after tap.sh and ule_lib.sh (now_cs, cpu_ns, wait_line, events_on).
 migrations_on() { events_on sched_events/task_migrate; }
 migrations_off() { events_off sched_events/task_migrate; }
 

@@ -37,7 +37,6 @@ sched_ule_balance_interval_ms=1000 sched_ule_steal_thresh=2 sched_ule_preempt_th
 VALID="sched_ule_interact=40 sched_ule_slice_us=78740 sched_ule_slice_min_us=7874
 sched_ule_balance_interval_ms=500 sched_ule_steal_thresh=3 sched_ule_preempt_thresh=120
 sched_ule_wakeup_gran_us=500"
-T=/sys/kernel/tracing
 # Flip the policy of task argv[1] between batch and normal as fast as it goes.
 FLIP='import os, sys
 pid, zero = int(sys.argv[1]), os.sched_param(0)
@@ -373,12 +372,9 @@ wait_ule /proc/$spinner2/sched timeshare 152 223 "$now" 500 || echo "# second sp
 same_after() {
 	echo "$1" >$K/sched_ule_strict
 	sleep 0.5
-	echo 0 >$T/tracing_on
-	echo >$T/trace
-	echo 1 >$T/events/sched/sched_switch/enable
-	echo 1 >$T/tracing_on
+	events_on sched/sched_switch
 	sleep 2
-	echo 0 >$T/events/sched/sched_switch/enable
+	events_off sched/sched_switch
 	same=$(awk -v a=$spinner -v b=$spinner2 -v c=$sleeper '
 		/sched_switch:/ {
 			prev = next_ = ""

@@ -112,3 +112,15 @@ pi_start() {
 	owner=$(wait_line "$1" owner 50)
 	waiter=$(wait_line "$1" waiting 300)
 }
+
+T=/sys/kernel/tracing
+
+# events_on / events_off SYSTEM/EVENT: record one event into an empty
+# trace buffer, and stop recording it (the buffer stays for grep).
+events_on() {
+	echo 0 >$T/tracing_on
+	echo >$T/trace
+	echo 1 >$T/events/$1/enable
+	echo 1 >$T/tracing_on
+}
+events_off() { echo 0 >$T/events/$1/enable; }
