@@ -64,6 +64,16 @@ def test_switch_at_run_time(guest, start, other):
         f"sched: normal tasks moved from {other} to {start}"] * 2
 
 
+def test_cfs_stress_hotplug_and_throttled_groups(guest):
+    """class_stress.sh under CFS: the storm and hotplug rounds the classes
+    pass, then a cpu.max group throttled on the CPUs while each goes
+    offline and while the cpuset flag rebuilds the domains. 6.1 updated
+    the clock once per throttled group there (WARN_DOUBLE_CLOCK, which the
+    debug guests turn on); two backported patches make it once."""
+    res = guest(f"sh {GUEST_TESTS}/class_stress.sh cfs 5 1", topology="2x4", timeout=600)
+    assert_tap(res.output, "class_stress.sh under sched=cfs")
+
+
 @pytest.mark.parametrize("cls", ["ule", "bmq"])
 def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
     """An honest stall on CLASS: left alone with the watchdog off, reported

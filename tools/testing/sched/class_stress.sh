@@ -9,6 +9,12 @@
 # 2. 2 spinners per CPU, then every CPU but 0 offlined and onlined
 #    HOTPLUG_ROUNDS times: while a CPU is offline no spinner may be on it,
 #    and at the end every spinner is alive and running on CLASS.
+# 3. Under cfs: a cgroup capped by cpu.max to 1 ms per second, throttled
+#    on the CPUs, while every CPU but 0 goes offline and while the cpuset
+#    flag rebuilds the sched domains. Both take runqueues offline with
+#    throttled groups on them, which 6.1 unthrottled with one clock update
+#    each: the guests run with WARN_DOUBLE_CLOCK on, so dmesg must stay
+#    free of that warning, and the capped tasks must survive.
 want=${1:?usage: $0 CLASS [SECONDS] [HOTPLUG_ROUNDS]}
 secs=${2:-30}
 rounds=${3:-3}
@@ -17,7 +23,7 @@ rounds=${3:-3}
 S=/sys/devices/system/cpu
 
 echo "TAP version 13"
-echo "1..5"
+echo "1..7"
 check "$(cat /proc/sys/kernel/sched_class)" "$want" "normal tasks run on $want"
 
 ncpu=$(nproc)
@@ -63,4 +69,56 @@ check "${wrong:-none}" none "$rounds rounds of offlining each CPU under load: no
 
 spinners_run "$spinners" "$want"
 check "$stuck" none "all $((ncpu * 2)) spinners alive, running and on $want after hotplug"
+kill $spinners
+wait $spinners 2>/dev/null
+
+G=/sys/fs/cgroup
+if [ "$want" = cfs ]; then
+	echo +cpu >$G/cgroup.subtree_control
+	mkdir $G/capped
+	# One shell joins the group and forks the spinners there: each write
+	# to cgroup.procs waits for an RCU grace period, seconds under TCG.
+	sh -c "echo \$\$ >$G/capped/cgroup.procs
+		i=0
+		while [ \$i -lt $ncpu ]; do
+			(while :; do :; done) &
+			i=\$((i + 1))
+		done
+		wait" &
+	while [ "$(wc -l <$G/capped/cgroup.procs)" -le "$ncpu" ]; do sleep 0.1; done
+	capped=$(cat $G/capped/cgroup.procs)
+	trap 'kill $capped 2>/dev/null' EXIT
+	# The cap comes once all are in: a task throttled inside its own
+	# cgroup.procs write would hold cgroup_mutex for seconds.
+	echo "1000 1000000" >$G/capped/cpu.max
+	sleep 2
+	throttled=$(sed -n 's/^nr_throttled //p' $G/capped/cpu.stat)
+	for c in $S/cpu[1-9]*; do
+		[ -w "$c/online" ] || continue
+		echo 0 >"$c/online" && echo 1 >"$c/online"
+	done
+	mkdir -p /tmp/cpuset
+	mount -t cgroup -o cpuset cpuset /tmp/cpuset
+	for flag in 0 1 0 1; do
+		echo $flag >/tmp/cpuset/cpuset.sched_load_balance
+		sleep 0.2
+	done
+	umount /tmp/cpuset
+	echo "# capped group throttled in $throttled periods before the hotplug"
+	warned=$(dmesg | grep -c "RQCF_UPDATED")
+	check "$((throttled > 0)), $warned" "1, 0" \
+		"throttled group across hotplug and domain rebuilds: no double clock update"
+	lost=""
+	for p in $capped; do
+		[ -d /proc/$p ] || lost="$lost $p"
+	done
+	check "${lost:-none}" none "the $ncpu capped spinners and their shell survive"
+	echo max >$G/capped/cpu.max
+	kill $capped
+	wait $capped 2>/dev/null
+	rmdir $G/capped
+else
+	ok "throttled group across hotplug # SKIP no CFS bandwidth control under $want"
+	ok "the capped tasks survive # SKIP no CFS bandwidth control under $want"
+fi
 tap_done
