@@ -197,7 +197,10 @@ for v in 0 2 1; do
 done
 # What each type does to a task calling sched_yield() in a loop beside a
 # spinner of its level: 0 keeps it running until its slice ends (they
-# share), 1 (requeue) and 2 (skip once) hand the CPU to the spinner.
+# share), 1 (requeue) and 2 (skip once) hand the CPU to the spinner. What
+# the yielder still gets then is the cost of one yield-and-switch pass per
+# slice of the spinner, 8-16 % on the emulated debug kernel depending on
+# host load: the bound tells handing over from sharing, not that cost.
 for v in 0 1 2; do
 	"$uleload" write $Y $v >/dev/null
 	pair "$uleload" yielder 30
@@ -205,7 +208,7 @@ for v in 0 1 2; do
 	if [ $v = 0 ]; then
 		lo=30 hi=70
 	else
-		lo=0 hi=10
+		lo=0 hi=25
 	fi
 	if int_between $pct $lo $hi; then
 		ok "yield type $v: the yielder had $pct % of the CPU ($ms_b of $total ms)"

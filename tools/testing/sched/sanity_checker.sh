@@ -185,8 +185,14 @@ if [ -n "$id" ]; then
 	v0=$(counter violations)
 	i=0
 	# Each round the report is looked up: it may end for its own reasons
-	# (its idle CPU taken, none free), and then its slot may go, but it
-	# must never vanish while it was ongoing at the look before.
+	# (its idle CPU taken, none free), and then, as the oldest finished
+	# report, lose its slot before the next look. The tracepoint tells
+	# that apart from a slot taken while the report was ongoing.
+	T=/sys/kernel/tracing
+	echo 0 >$T/tracing_on
+	echo >$T/trace
+	echo 1 >$T/events/sched_events/sanity_violation/enable
+	echo 1 >$T/tracing_on
 	was=ongoing
 	lost=no
 	while [ $(($(counter violations) - v0)) -lt 66 ] && [ $i -lt 300 ]; do
@@ -196,12 +202,17 @@ if [ -n "$id" ]; then
 		sleep 0.02
 		i=$((i + 1))
 		now=$(reports | awk -v id="$id" '$1 == id { print $7 }')
-		[ -z "$now" ] && [ "$was" = ongoing ] && lost="round $i"
+		if [ -z "$now" ] && [ "$was" = ongoing ] &&
+			! grep -q "sanity_violation: id=$id phase=end" $T/trace; then
+			lost="round $i"
+		fi
 		[ "$now" != "$was" ] && echo "# round $i: report $id ${now:-gone}"
 		was=$now
 	done
 	kill $spin3
 	wait $spin3 2>/dev/null
+	echo 0 >$T/events/sched_events/sanity_violation/enable
+	grep "sanity_violation: id=$id phase=end" $T/trace | sed 's/^/# /'
 	echo $S_MS >$K/sched_sanity_interval_ms
 	echo $M_MS >$K/sched_sanity_confirm_ms
 	echo "# $(($(counter violations) - v0)) newer violations in $i rounds"
