@@ -11,7 +11,11 @@ the balance test, which keeps every vCPU busy):
 - ule_starvation.sh under sched=ule and sched=cfs: 80 mostly-sleeping
   threads starve a CPU-bound spinner on ULE (those that run are all
   interactive) but not on CFS ("The Battle of the
-  Schedulers: FreeBSD ULE vs. Linux CFS", ATC 2018, section 5.1);
+  Schedulers: FreeBSD ULE vs. Linux CFS", ATC 2018, section 5.1); then
+  two starvations ULE bounds: a looping kernel thread (ksmd) shares a CPU
+  with a pinned spinner, and a SCHED_IDLE task preempted in the kernel
+  holding its mmap_lock lets a reader of its /proc/PID/maps through while
+  the threads keep its CPU busy;
 - smt_spread.sh on the smt preset under sched=ule and sched=cfs: 2, 3
   and 4 spinners run one per core, misplacements repaired by the balancer;
 - ule_balance.sh: spinners spread one per CPU and stay; unpinned from CPU 0

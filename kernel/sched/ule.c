@@ -20,6 +20,8 @@
 
 #include <linux/task_work.h>
 
+#include <asm/irq_regs.h>
+
 #define CREATE_TRACE_POINTS
 #include <trace/events/ule.h>
 #undef CREATE_TRACE_POINTS
@@ -39,13 +41,6 @@ static int sysctl_sched_ule_balance_interval_ms = 1000;
 static int sysctl_sched_ule_steal_thresh = 2;
 #endif
 
-/* Entity flags. */
-#define ULE_F_QUEUED	0x01	/* counted in the CPU's load */
-#define ULE_F_XFERABLE	0x02	/* counted as transferable */
-#define ULE_F_SLICEEND	0x04	/* left the CPU because its slice ended */
-#define ULE_F_YIELD	0x08	/* left the CPU through sched_yield() */
-#define ULE_F_NEEDRESCHED 0x10	/* asked to switch as by TDF_NEEDRESCHED */
-
 static inline struct ule_rq *ule_rq_of(struct rq *rq)
 {
 	return &rq->ule;
@@ -60,6 +55,12 @@ static inline bool ule_task(struct task_struct *p)
 static inline bool ule_timeshare(struct task_struct *p)
 {
 	return p->policy != SCHED_IDLE && !(p->flags & PF_KTHREAD);
+}
+
+/* Tasks whose run and sleep history set their priority: kthreads too. */
+static inline bool ule_scored(struct task_struct *p)
+{
+	return p->policy != SCHED_IDLE;
 }
 
 static inline u64 ule_slice(void)
@@ -112,23 +113,26 @@ static unsigned int ule_score(struct task_struct *p)
 /*
  * sched_priority(). Linux has no sleep priorities, so kernel threads take
  * FreeBSD's kernel band by nice (80-119, as FreeBSD's kernel processes
- * run there) and SCHED_IDLE tasks its idle band; SCHED_BATCH tasks are
- * timeshare but never interactive.
+ * run there) until they loop for a whole slice (ule_kthread_prio()), and
+ * SCHED_IDLE tasks its idle band; SCHED_BATCH tasks are timeshare but
+ * never interactive.
  */
 static unsigned int ule_own_prio(struct task_struct *p)
 {
 	struct sched_ule_entity *ue = &p->ule;
 	int nice = task_nice(p);
+	unsigned int prio;
 
 	if (p->policy == SCHED_IDLE)
 		return ULE_PRI_MIN_IDLE + (nice + ULE_NICE_HALF) * 31 / 39;
-	if (p->flags & PF_KTHREAD)
-		return ULE_PRI_MIN_KERN + nice + ULE_NICE_HALF;
-	return ule_timeshare_prio(ule_score(p), nice,
+	prio = ule_timeshare_prio(ule_score(p), nice,
 				  ule_pri_ticks(ue->pct_run,
 						ule_since(ue->pct_last, ue->pct_first)),
 				  p->policy == SCHED_BATCH ? 0 :
 				  READ_ONCE(sysctl_sched_ule_interact));
+	if (p->flags & PF_KTHREAD)
+		return ule_kthread_prio(nice, ue->flags & ULE_F_KSPENT, prio);
+	return prio;
 }
 
 /*
@@ -140,7 +144,7 @@ static unsigned int ule_own_prio(struct task_struct *p)
 static unsigned int ule_compute_prio(struct task_struct *p)
 {
 	struct task_struct *top = p->pi_top_task;
-	unsigned int prio = ule_own_prio(p);
+	unsigned int prio = ule_boosted_prio(ule_own_prio(p), p->ule.flags);
 
 	if (top && top->sched_class == &ule_sched_class)
 		prio = min_t(unsigned int, prio, READ_ONCE(top->ule.prio));
@@ -397,7 +401,7 @@ static void update_curr_ule(struct rq *rq)
 	trace_sched_stat_runtime(curr, delta, 0);
 	update_current_exec_runtime(curr, now, delta);
 	ue->slice_used += delta;
-	if (ule_timeshare(curr))
+	if (ule_scored(curr))
 		ue->runtime += delta;
 	ule_pct_update(ue, rq_clock(rq), true);
 }
@@ -413,6 +417,7 @@ static void ule_account_sleep(struct task_struct *p, u64 now)
 	slept = ule_sleep_credit(ue->sleep_start, now);
 	ue->sleep_start = 0;
 	ue->slice_used = 0;
+	ue->flags = ule_boost_update(ue->flags, ULE_EV_WAKEUP, p->flags & PF_KTHREAD);
 	if (!slept)
 		return;
 	ue->slptime += slept;
@@ -471,8 +476,10 @@ static void dequeue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 			ule_preempt_lapse(rq, p);
 	}
 	ule_load_rem(rq, p);
-	if (flags & DEQUEUE_SLEEP)
+	if (flags & DEQUEUE_SLEEP) {
 		ue->sleep_start = rq_clock(rq) ?: 1;
+		ue->flags = ule_boost_update(ue->flags, ULE_EV_SLEEP, p->flags & PF_KTHREAD);
+	}
 	if (ue->prio <= ule_rq_of(rq)->lowpri)
 		ule_set_lowpri(rq);
 }
@@ -508,18 +515,57 @@ static bool ule_preempt_now(struct rq *rq, struct task_struct *curr, int pri)
 	return false;
 }
 
-/* Context: @p is current, on its way back to user space; no lock held. */
-static void ule_resume_resched(struct callback_head *work)
+/*
+ * FreeBSD's userret(): back at its own priority, and switching if asked to
+ * (kernel.sched_ule_strict) or if a better task waits. The switch is made
+ * here, as a voluntary one: a reschedule left pending would be taken at
+ * the next preempt_enable() on the way out, which would count as kernel
+ * code preempted, boost @p again and queue this work anew, round and round.
+ *
+ * Context: @p is current, on its way back to user space; no lock held,
+ * may sleep.
+ */
+static void ule_resume_work(struct callback_head *work)
 {
 	struct task_struct *p = container_of(work, struct task_struct, ule.resume_work);
+	struct sched_ule_entity *ue = &p->ule;
+	bool switch_now = false;
 	struct rq_flags rf;
 	struct rq *rq;
 
-	WRITE_ONCE(p->ule.resume_queued, false);
+	WRITE_ONCE(ue->resume_queued, false);
 	rq = task_rq_lock(p, &rf);
-	if (ule_task(p) && (p->ule.flags & ULE_F_NEEDRESCHED))
-		resched_curr(rq);
+	if (ule_task(p)) {
+		if (ue->flags & ULE_F_KPREEMPT) {
+			ue->flags = ule_boost_update(ue->flags, ULE_EV_USER, false);
+			ule_set_prio(p, ule_compute_prio(p));
+			ule_set_lowpri(rq);
+		}
+		switch_now = (ue->flags & ULE_F_NEEDRESCHED) || ule_rq_of(rq)->lowpri < ue->prio;
+	}
 	task_rq_unlock(rq, p, &rf);
+	if (switch_now)
+		schedule();
+}
+
+/*
+ * Have @p, the current task, pass through ule_resume_work() on its way
+ * back to user space; false if it cannot (a kernel thread, an exiting
+ * task).
+ */
+static bool ule_queue_resume(struct task_struct *p)
+{
+	struct sched_ule_entity *ue = &p->ule;
+
+	if (p->flags & PF_KTHREAD)
+		return false;
+	if (READ_ONCE(ue->resume_queued))
+		return true;
+	init_task_work(&ue->resume_work, ule_resume_work);
+	if (task_work_add(p, &ue->resume_work, TWA_RESUME))
+		return false;
+	WRITE_ONCE(ue->resume_queued, true);
+	return true;
 }
 
 /*
@@ -544,15 +590,8 @@ static void ule_preempt_strict(struct rq *rq, struct task_struct *curr, int pri,
 	if (remote)
 		return;
 	ue->flags |= ULE_F_NEEDRESCHED;
-	if (in_task() && curr == current && !(curr->flags & PF_KTHREAD)) {
-		if (READ_ONCE(ue->resume_queued))
-			return;
-		init_task_work(&ue->resume_work, ule_resume_resched);
-		if (!task_work_add(curr, &ue->resume_work, TWA_RESUME)) {
-			WRITE_ONCE(ue->resume_queued, true);
-			return;
-		}
-	}
+	if (in_task() && curr == current && ule_queue_resume(curr))
+		return;
 	resched_curr(rq);
 }
 
@@ -621,6 +660,26 @@ static struct task_struct *pick_next_task_ule(struct rq *rq)
 }
 
 /*
+ * A runnable task leaves the CPU: preempted in the middle of kernel code
+ * it keeps or gains ULE_F_KPREEMPT until its return to user space,
+ * otherwise it loses it.
+ */
+static void ule_switch_boost(struct rq *rq, struct task_struct *p)
+{
+	struct sched_ule_entity *ue = &p->ule;
+	u8 flags = ule_boost_update(ue->flags, rq->ule.kernel_preempt ? ULE_EV_PREEMPT_KERNEL :
+				    ULE_EV_SWITCH, p->flags & PF_KTHREAD);
+
+	if (flags == ue->flags)
+		return;
+	/* The tick ends a boost whose task_work cannot be queued. */
+	if ((flags & ULE_F_KPREEMPT) && p == current)
+		ule_queue_resume(p);
+	ue->flags = flags;
+	ule_set_prio(p, ule_compute_prio(p));
+}
+
+/*
  * sched_switch(): a task that is still runnable goes back to its queue,
  * at the head if it was preempted with slice left.
  */
@@ -631,9 +690,13 @@ static void put_prev_task_ule(struct rq *rq, struct task_struct *p)
 	update_curr_ule(rq);
 	ule_update_util(rq, 1);
 	ue->last_ran = rq_clock(rq);
-	if ((ue->flags & ULE_F_QUEUED) && !ule_on_runq(p))
+	if ((ue->flags & ULE_F_QUEUED) && !ule_on_runq(p)) {
+		ule_switch_boost(rq, p);
 		ule_runq_add(rq, p, !(ue->flags & (ULE_F_SLICEEND | ULE_F_YIELD |
 						  ULE_F_NEEDRESCHED)));
+		if (ue->prio < ule_rq_of(rq)->lowpri)
+			WRITE_ONCE(ule_rq_of(rq)->lowpri, ue->prio);
+	}
 	ue->flags &= ~(ULE_F_SLICEEND | ULE_F_YIELD | ULE_F_NEEDRESCHED);
 }
 
@@ -661,25 +724,37 @@ static void ule_calendar_tick(struct rq *rq)
 static void task_tick_ule(struct rq *rq, struct task_struct *p, int queued)
 {
 	struct sched_ule_entity *ue = &p->ule;
+	struct pt_regs *regs = get_irq_regs();
+	bool kthread = p->flags & PF_KTHREAD;
+	u8 flags = ue->flags;
 	unsigned int prio;
 
 	update_curr_ule(rq);
 	ule_update_util(rq, 1);
 	ule_calendar_tick(rq);
-	if (ule_timeshare(p)) {
+	/* In user space: a boost for kernel work is over (ule_boost_update()). */
+	if (regs && user_mode(regs))
+		ue->flags = ule_boost_update(ue->flags, ULE_EV_USER, kthread);
+	if (ule_scored(p))
 		ule_interact_update(&ue->runtime, &ue->slptime);
+	if (ue->slice_used >= ule_rq_slice(rq)) {
+		ue->slice_used = 0;
+		ue->flags = ule_boost_update(ue->flags | ULE_F_SLICEEND, ULE_EV_SLICE_END,
+					     kthread);
+		resched_curr(rq);
+	}
+	if (ule_scored(p) || flags != ue->flags) {
 		prio = ule_compute_prio(p);
 		if (prio != ue->prio) {
 			ule_set_prio(p, prio);
 			ule_set_lowpri(rq);
+			/* The work the boost was for is done: a better task goes first. */
+			if ((flags & ~ue->flags & ULE_F_KPREEMPT) && ule_rq_of(rq)->lowpri < prio)
+				resched_curr(rq);
 		}
 	}
-	if (ue->slice_used >= ule_rq_slice(rq)) {
-		ue->slice_used = 0;
-		ue->flags |= ULE_F_SLICEEND;
-		resched_curr(rq);
-	} else if (ule_rq_of(rq)->preempt_pri < ue->prio &&
-		   ule_preempt_now(rq, p, ule_rq_of(rq)->preempt_pri)) {
+	if (!(ue->flags & ULE_F_SLICEEND) && ule_rq_of(rq)->preempt_pri < ue->prio &&
+	    ule_preempt_now(rq, p, ule_rq_of(rq)->preempt_pri)) {
 		/* A wakeup's preemption waited for wakeup_gran. */
 		resched_curr(rq);
 	}

@@ -68,9 +68,36 @@
 #define ULE_SLICE_DEFAULT_NS	(12ULL * NSEC_PER_SEC / ULE_STATHZ)
 #define ULE_SLICE_MIN_DIVISOR	6
 
+/*
+ * A task preempted inside the kernel runs no worse than this until it is
+ * back in user space: FreeBSD never preempts a timeshare thread in the
+ * kernel, so its kernel work (and the locks it holds) finishes first.
+ * FreeBSD's former static_boost, the best timeshare priority.
+ */
+#define ULE_PRI_KERNEL_PREEMPT	ULE_PRI_MIN_TIMESHARE
+
 /* Runqueues: 64 lists each; a realtime/idle list holds 4 priorities. */
 #define ULE_RQ_NQS		64
 #define ULE_RQ_PPQ		4
+
+/* Per-task flags (sched_ule_entity.flags). */
+#define ULE_F_QUEUED	0x01	/* counted in the CPU's load */
+#define ULE_F_XFERABLE	0x02	/* counted as transferable */
+#define ULE_F_SLICEEND	0x04	/* left the CPU because its slice ended */
+#define ULE_F_YIELD	0x08	/* left the CPU through sched_yield() */
+#define ULE_F_NEEDRESCHED 0x10	/* asked to switch as by TDF_NEEDRESCHED */
+#define ULE_F_KPREEMPT	0x20	/* preempted in the kernel, not back in user space */
+#define ULE_F_KSPENT	0x40	/* kernel thread: ran a whole slice since it slept */
+
+/* What happened to a task, for the boosts it holds (ule_boost_update()). */
+enum ule_boost_event {
+	ULE_EV_WAKEUP,		/* it slept and woke up */
+	ULE_EV_SLEEP,		/* it left the CPU to sleep */
+	ULE_EV_PREEMPT_KERNEL,	/* switched out while running kernel code */
+	ULE_EV_SWITCH,		/* switched out on the way to user space, or yielded */
+	ULE_EV_USER,		/* seen in user space, or on its way there */
+	ULE_EV_SLICE_END,	/* its slice ended */
+};
 
 enum ule_runq_id {
 	ULE_RUNQ_NONE,
@@ -97,6 +124,8 @@ struct ule_rq {
 	u8			lowpri;
 	/* Best priority whose preemption waits for wakeup_gran; 255: none. */
 	u8			preempt_pri;
+	/* The switch under way preempts kernel code (set by __schedule()). */
+	bool			kernel_preempt;
 	/* Calendar insert and removal indexes. */
 	u8			idx;
 	u8			ridx;
@@ -220,6 +249,54 @@ static inline unsigned int ule_timeshare_prio(unsigned int score, int nice,
 		return ULE_PRI_MIN_INTERACT + (ULE_INTERACT_RANGE / interact) * s;
 	return ULE_SCHED_PRI_MIN + min_t(unsigned int, pri_ticks, ULE_SCHED_PRI_RANGE - 1) +
 		nice;
+}
+
+/*
+ * The flags @flags of a task (a kernel thread if @kthread) after @ev:
+ *
+ * - ULE_F_KPREEMPT: a user task switched out in the middle of kernel code
+ *   holds it from then until it returns to user space or leaves the CPU
+ *   of its own accord. Kernel threads never return to user space, so they
+ *   never hold it.
+ * - ULE_F_KSPENT: a kernel thread that ran a whole slice without sleeping
+ *   holds it until it next sleeps, as FreeBSD's maybe_yield() drops a
+ *   looping kernel thread to its user priority.
+ */
+static inline u8 ule_boost_update(u8 flags, enum ule_boost_event ev, bool kthread)
+{
+	switch (ev) {
+	case ULE_EV_WAKEUP:
+		return flags & ~(ULE_F_KPREEMPT | ULE_F_KSPENT);
+	case ULE_EV_PREEMPT_KERNEL:
+		return kthread ? flags : flags | ULE_F_KPREEMPT;
+	case ULE_EV_SLEEP:
+	case ULE_EV_SWITCH:
+	case ULE_EV_USER:
+		return flags & ~ULE_F_KPREEMPT;
+	case ULE_EV_SLICE_END:
+		return kthread ? flags | ULE_F_KSPENT : flags;
+	}
+	return flags;
+}
+
+/*
+ * A kernel thread's own priority: FreeBSD's kernel band by @nice, as a
+ * FreeBSD thread woken in the kernel runs at its sleep priority, until it
+ * has run a whole slice without sleeping (@spent); then @timeshare, what
+ * its run and sleep history give a user task, so that a looping kernel
+ * thread shares the CPU with user work instead of starving it.
+ */
+static inline unsigned int ule_kthread_prio(int nice, bool spent, unsigned int timeshare)
+{
+	return spent ? timeshare : ULE_PRI_MIN_KERN + nice + ULE_NICE_HALF;
+}
+
+/* The priority a task with own priority @prio and flags @flags runs at. */
+static inline unsigned int ule_boosted_prio(unsigned int prio, u8 flags)
+{
+	if (flags & ULE_F_KPREEMPT)
+		return min_t(unsigned int, prio, ULE_PRI_KERNEL_PREEMPT);
+	return prio;
 }
 
 /*

@@ -185,6 +185,75 @@ static void ule_test_sleep_credit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hit, slept);
 }
 
+/*
+ * A user task preempted in the kernel runs no worse than the best timeshare
+ * priority until the tick sees it in user space or it leaves the CPU of its
+ * own accord; sleeping and waking never leave it boosted.
+ */
+static void ule_test_kernel_preempt_boost(struct kunit *test)
+{
+	u8 f = ULE_F_QUEUED;
+
+	f = ule_boost_update(f, ULE_EV_PREEMPT_KERNEL, false);
+	KUNIT_EXPECT_TRUE(test, f & ULE_F_KPREEMPT);
+	KUNIT_EXPECT_EQ(test, ule_boosted_prio(230, f), ULE_PRI_KERNEL_PREEMPT);
+	KUNIT_EXPECT_EQ(test, ule_boosted_prio(200, f), 120U);
+	/* Never worse than its own: a kernel thread keeps the kernel band. */
+	KUNIT_EXPECT_EQ(test, ule_boosted_prio(100, f), 100U);
+	/* Preempted again in the kernel, and its slice ends there: still boosted. */
+	f = ule_boost_update(f, ULE_EV_PREEMPT_KERNEL, false);
+	f = ule_boost_update(f, ULE_EV_SLICE_END, false);
+	KUNIT_EXPECT_TRUE(test, f & ULE_F_KPREEMPT);
+	KUNIT_EXPECT_FALSE(test, f & ULE_F_KSPENT);
+	/* Each way back to its own priority. */
+	KUNIT_EXPECT_FALSE(test, ule_boost_update(f, ULE_EV_USER, false) & ULE_F_KPREEMPT);
+	KUNIT_EXPECT_FALSE(test, ule_boost_update(f, ULE_EV_SWITCH, false) & ULE_F_KPREEMPT);
+	KUNIT_EXPECT_FALSE(test, ule_boost_update(f, ULE_EV_SLEEP, false) & ULE_F_KPREEMPT);
+	KUNIT_EXPECT_FALSE(test, ule_boost_update(f, ULE_EV_WAKEUP, false) & ULE_F_KPREEMPT);
+	KUNIT_EXPECT_EQ(test, ule_boosted_prio(230, ule_boost_update(f, ULE_EV_USER, false)),
+			230U);
+	/* Other flags pass through untouched. */
+	KUNIT_EXPECT_TRUE(test, ule_boost_update(f, ULE_EV_SWITCH, false) & ULE_F_QUEUED);
+}
+
+/*
+ * A kernel thread keeps the kernel band across any number of short runs
+ * and sleeps, loses it after a whole slice without sleeping, whatever
+ * preempts it meanwhile, and gets it back at its next wakeup.
+ */
+static void ule_test_kthread_slice(struct kunit *test)
+{
+	unsigned int batch = ule_timeshare_prio(100, 5, ULE_SCHED_PRI_RANGE - 1, 30);
+	u8 f = 0;
+	int i;
+
+	KUNIT_EXPECT_EQ(test, ule_kthread_prio(5, f & ULE_F_KSPENT, batch), 105U);
+	for (i = 0; i < 3; i++) {
+		f = ule_boost_update(f, ULE_EV_SLEEP, true);
+		f = ule_boost_update(f, ULE_EV_WAKEUP, true);
+		f = ule_boost_update(f, ULE_EV_PREEMPT_KERNEL, true);
+		f = ule_boost_update(f, ULE_EV_SWITCH, true);
+	}
+	KUNIT_EXPECT_EQ(test, f, 0);
+	KUNIT_EXPECT_EQ(test, ule_kthread_prio(-20, f & ULE_F_KSPENT, batch), 80U);
+	f = ule_boost_update(f, ULE_EV_SLICE_END, true);
+	KUNIT_EXPECT_TRUE(test, f & ULE_F_KSPENT);
+	KUNIT_EXPECT_EQ(test, ule_kthread_prio(5, f & ULE_F_KSPENT, batch), batch);
+	KUNIT_EXPECT_EQ(test, batch, 208U);
+	/* In-kernel preemption never lifts a spent kernel thread back. */
+	f = ule_boost_update(f, ULE_EV_PREEMPT_KERNEL, true);
+	KUNIT_EXPECT_FALSE(test, f & ULE_F_KPREEMPT);
+	KUNIT_EXPECT_EQ(test, ule_boosted_prio(ule_kthread_prio(5, f & ULE_F_KSPENT, batch), f),
+			batch);
+	f = ule_boost_update(f, ULE_EV_USER, true);
+	KUNIT_EXPECT_TRUE(test, f & ULE_F_KSPENT);
+	/* Sleeping alone does not restore it; the wakeup does. */
+	f = ule_boost_update(f, ULE_EV_SLEEP, true);
+	KUNIT_EXPECT_TRUE(test, f & ULE_F_KSPENT);
+	f = ule_boost_update(f, ULE_EV_WAKEUP, true);
+	KUNIT_EXPECT_EQ(test, ule_kthread_prio(5, f & ULE_F_KSPENT, batch), 105U);
+}
+
 static struct kunit_case ule_test_cases[] = {
 	KUNIT_CASE(ule_test_score_grid),
 	KUNIT_CASE(ule_test_score_monotonic),
@@ -194,6 +263,8 @@ static struct kunit_case ule_test_cases[] = {
 	KUNIT_CASE(ule_test_calendar_slot),
 	KUNIT_CASE(ule_test_slice_by_load),
 	KUNIT_CASE(ule_test_sleep_credit),
+	KUNIT_CASE(ule_test_kernel_preempt_boost),
+	KUNIT_CASE(ule_test_kthread_slice),
 	{}
 };
 

@@ -43,6 +43,17 @@
  *   uleload write FILE VALUE                 writes "VALUE\n" to FILE in one
  *                                            write(); prints "ok" or the
  *                                            errno name (EINVAL, ...)
+ *   uleload mapper SECONDS                   maps 4 MiB and changes its
+ *                                            protection back and forth, mapping
+ *                                            and unmapping it every 1024 turns:
+ *                                            nearly all its time in the kernel
+ *                                            holding mmap_lock for writing
+ *   uleload mapsread PID SECONDS             reads /proc/PID/maps (which takes
+ *                                            PID's mmap_lock) over and over;
+ *                                            prints "reads R worst_us W"
+ *   uleload merge MIB SECONDS                MIB of identical pages offered
+ *                                            to KSM (MADV_MERGEABLE), held for
+ *                                            SECONDS: work for ksmd
  *
  * sleeper, spinner and pool end with "loops L cpu_ms C" (sleep cycles, CPU
  * time of the process). Bursts are timed by the monotonic clock, not by
@@ -67,6 +78,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -462,6 +474,86 @@ static int write_value(const char *path, const char *value)
 	return done != len;
 }
 
+#define MAPPER_BYTES	(4L << 20)
+#define MAPPER_REMAP	1024
+
+static void *mapper_map(void)
+{
+	void *p = mmap(NULL, MAPPER_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	return p;
+}
+
+static int mapper(long seconds)
+{
+	long end = now_us() + seconds * 1000000L, turns = 0;
+	void *p = mapper_map();
+
+	while (now_us() < end) {
+		if (mprotect(p, MAPPER_BYTES, PROT_READ) ||
+		    mprotect(p, MAPPER_BYTES, PROT_READ | PROT_WRITE)) {
+			perror("mprotect");
+			return 1;
+		}
+		if (++turns % MAPPER_REMAP == 0) {
+			munmap(p, MAPPER_BYTES);
+			p = mapper_map();
+		}
+	}
+	printf("turns %ld\n", turns);
+	return 0;
+}
+
+static int maps_read(long pid, long seconds)
+{
+	long end = now_us() + seconds * 1000000L, reads = 0, worst = 0, t;
+	char path[64], buf[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	while ((t = now_us()) < end) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0) {
+			perror(path);
+			return 1;
+		}
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+		t = now_us() - t;
+		if (t > worst)
+			worst = t;
+		reads++;
+		usleep(1000);
+	}
+	printf("reads %ld worst_us %ld\n", reads, worst);
+	return 0;
+}
+
+static int merge(long mib, long seconds)
+{
+	size_t len = (size_t)mib << 20;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	memset(p, 0x5a, len);
+	if (madvise(p, len, MADV_MERGEABLE)) {
+		perror("madvise");
+		return 1;
+	}
+	printf("mergeable %ld MiB\n", mib);
+	sleep(seconds);
+	return 0;
+}
+
 static long arg(char **argv, int i, long min)
 {
 	char *end;
@@ -480,7 +572,8 @@ static int print_usage(void)
 			"       yielder SECONDS |\n"
 			"       turn RUN_US SLEEP_US S1 S2 | frames FPS WORK_US SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
-			"       pi [WAITER_NICE] | write FILE VALUE\n");
+			"       pi [WAITER_NICE] | write FILE VALUE | mapper SECONDS |\n"
+			"       mapsread PID SECONDS | merge MIB SECONDS\n");
 	return 2;
 }
 
@@ -503,6 +596,12 @@ int main(int argc, char **argv)
 		return frame_task(arg(argv, 2, 1), arg(argv, 3, 1), arg(argv, 4, 1));
 	if (!strcmp(cmd, "spinners") && argc == 4)
 		return spinners(arg(argv, 2, 1), arg(argv, 3, 1));
+	if (!strcmp(cmd, "mapper") && argc == 3)
+		return mapper(arg(argv, 2, 1));
+	if (!strcmp(cmd, "mapsread") && argc == 4)
+		return maps_read(arg(argv, 2, 1), arg(argv, 3, 1));
+	if (!strcmp(cmd, "merge") && argc == 4)
+		return merge(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "spinner") && argc == 3) {
 		spin_until(now_us() + arg(argv, 2, 1) * 1000000L);
 		err = 0;
