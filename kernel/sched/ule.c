@@ -352,19 +352,28 @@ static void ule_load_rem(struct rq *rq, struct task_struct *p)
 }
 
 #ifdef CONFIG_SMP
-/* CPUs with no ULE task to run, for the tick to wake them to steal. */
-static struct cpumask ule_idle_cpus;
+/*
+ * The CPUs of @cpu's root domain with no ULE task to run, for placement
+ * and for the tick to wake them to steal. Root domains are freed after an
+ * RCU grace period: the caller holds rcu_read_lock() or @cpu's rq lock.
+ */
+static inline struct cpumask *ule_idle_of(int cpu)
+{
+	return cpu_rq(cpu)->rd->ule.idle;
+}
 
 static inline void ule_mark_idle(struct rq *rq, bool idle)
 {
+	struct cpumask *mask = rq->rd->ule.idle;
 	int cpu = cpu_of(rq);
 
-	if (cpumask_test_cpu(cpu, &ule_idle_cpus) == idle)
+	lockdep_assert_rq_held(rq);
+	if (cpumask_test_cpu(cpu, mask) == idle)
 		return;
 	if (idle)
-		cpumask_set_cpu(cpu, &ule_idle_cpus);
+		cpumask_set_cpu(cpu, mask);
 	else
-		cpumask_clear_cpu(cpu, &ule_idle_cpus);
+		cpumask_clear_cpu(cpu, mask);
 }
 
 static void ule_kick_idle(struct rq *rq);
@@ -1144,18 +1153,19 @@ static bool ule_core_idle(int cpu)
 }
 
 /*
- * An idle CPU of @span in @allowed, on an idle core if @core, the first
- * from @prev on. Candidates come from ule_idle_cpus, so only CPUs marked
- * idle are read.
+ * An idle CPU of @span (in @prev's root domain) in @allowed, on an idle
+ * core if @core, the first from @prev on. Candidates come from the root
+ * domain's idle mask, so only CPUs marked idle are read.
  */
 static int ule_idle_in(const struct cpumask *allowed, const struct cpumask *span, int prev,
 		       bool core)
 {
+	const struct cpumask *idle = ule_idle_of(prev);
 	int cpu;
 
 	for_each_cpu_wrap(cpu, span, prev) {
-		if (!cpumask_test_cpu(cpu, &ule_idle_cpus) || !cpumask_test_cpu(cpu, allowed) ||
-		    !cpu_active(cpu) || (core && !cpu_smt_in(cpu, &ule_idle_cpus)))
+		if (!cpumask_test_cpu(cpu, idle) || !cpumask_test_cpu(cpu, allowed) ||
+		    !cpu_active(cpu) || (core && !cpu_smt_in(cpu, idle)))
 			continue;
 		/* The mask is a hint; the siblings' lowpri is what they run. */
 		if (core ? ule_core_idle(cpu) : ule_cpu_idle(cpu))
@@ -1182,9 +1192,9 @@ static int ule_idle_cpu(struct task_struct *p, const struct cpumask *span, int p
  */
 static const struct cpumask *ule_idlest_span(struct sched_domain *sd, int prev)
 {
-	const struct cpumask *span = sched_domain_span(sd);
+	const struct cpumask *span = sched_domain_span(sd), *idle = ule_idle_of(prev);
 
-	if (!cpumask_intersects(span, &ule_idle_cpus))
+	if (!cpumask_intersects(span, idle))
 		return NULL;
 	while (sd) {
 		struct sched_group *sg = sd->groups, *best = NULL;
@@ -1192,7 +1202,7 @@ static const struct cpumask *ule_idlest_span(struct sched_domain *sd, int prev)
 
 		do {
 			const struct cpumask *gspan = sched_group_span(sg);
-			unsigned int n = cpumask_weight_and(gspan, &ule_idle_cpus);
+			unsigned int n = cpumask_weight_and(gspan, idle);
 
 			if (n > most || (n && n == most && cpumask_test_cpu(prev, gspan))) {
 				most = n;
@@ -1476,16 +1486,16 @@ static void ule_kick_idle(struct rq *rq)
 {
 	int this_cpu = cpu_of(rq), thresh = READ_ONCE(sysctl_sched_ule_steal_thresh);
 	int budget = min(rq->ule.transferable, rq->ule.load - 1), cpu;
+	const struct cpumask *idle = rq->rd->ule.idle;
 	bool cores = sched_smt_active();
 	struct sched_domain *sd;
 
-	if (!thresh || rq->ule.load < thresh || budget <= 0 ||
-	    cpumask_empty(&ule_idle_cpus))
+	if (!thresh || rq->ule.load < thresh || budget <= 0 || cpumask_empty(idle))
 		return;
 	rcu_read_lock();
 again:
 	for_each_domain(this_cpu, sd) {
-		for_each_cpu_and(cpu, sched_domain_span(sd), &ule_idle_cpus) {
+		for_each_cpu_and(cpu, sched_domain_span(sd), idle) {
 			if (cpu == this_cpu || !cpu_active(cpu) ||
 			    READ_ONCE(cpu_rq(cpu)->ule.load) || (cores && !ule_core_idle(cpu)))
 				continue;
@@ -1646,24 +1656,24 @@ static void ule_repick_lone(int cpu)
 }
 
 /*
- * sched_balance_group(): pair the most loaded CPU with the least loaded
- * one and move one task; a CPU gives or takes at most once per run, so a
- * big imbalance takes many runs to even out, as on FreeBSD. When the most
- * loaded CPU left runs a single task, that task picks again and the run
- * ends.
+ * sched_balance_group() over one root domain, whose active CPUs are
+ * @span and top sched domain @top: pair the most loaded CPU with the
+ * least loaded one and move one task; a CPU gives or takes at most once
+ * per run, so a big imbalance takes many runs to even out, as on FreeBSD.
+ * When the most loaded CPU left runs a single task, that task picks again
+ * and the run ends.
+ *
+ * Context: the balancer timer (softirq), rcu_read_lock() held.
  */
 static struct cpumask ule_bal_high, ule_bal_low;
 
-static void ule_balance_all(void)
+static void ule_balance_root(struct sched_domain *top, const struct cpumask *span)
 {
-	struct sched_domain *top;
 	unsigned long flags;
 	int high, low;
 	bool anylow;
 
-	rcu_read_lock();
-	top = ule_top_domain(smp_processor_id());
-	cpumask_copy(&ule_bal_high, cpu_active_mask);
+	cpumask_copy(&ule_bal_high, span);
 	for (;;) {
 		/* sched_ev_search()'s per-CPU mask needs interrupts off. */
 		local_irq_save(flags);
@@ -1701,13 +1711,13 @@ static void ule_balance_all(void)
 		if (low < 0 && anylow)
 			break;
 	}
-	rcu_read_unlock();
 }
 
 /*
  * The periodic balancer runs from a timer, not from one CPU's tick, so it
- * keeps running when that CPU is idle or tickless. Every interval/2 +
- * random(interval).
+ * keeps running when that CPU is idle or tickless. Each root domain (a
+ * cpuset partition, or the whole machine) is balanced on its own, every
+ * interval/2 + random(interval); the timer fires for the earliest.
  */
 static void ule_balance_timer_fn(struct timer_list *timer);
 static DEFINE_TIMER(ule_balance_timer, ule_balance_timer_fn);
@@ -1719,12 +1729,88 @@ static unsigned long ule_balance_delay(void)
 	return msecs_to_jiffies(max(ms / 2, 1U) + ule_random() % ms);
 }
 
+static struct cpumask ule_bal_span;
+
+/*
+ * Balance every root domain that is due, each visited from its first
+ * active CPU; a domain with no sched domain (one CPU, or isolated CPUs)
+ * has nothing to balance. Returns when the next one is due.
+ */
+static unsigned long ule_balance_due(void)
+{
+	unsigned long now = jiffies, next = now + ule_balance_delay();
+	struct root_domain *rd;
+	struct sched_domain *top;
+	int cpu;
+
+	rcu_read_lock();
+	for_each_cpu(cpu, cpu_active_mask) {
+		rd = READ_ONCE(cpu_rq(cpu)->rd);
+		if (!cpumask_and(&ule_bal_span, rd->span, cpu_active_mask) ||
+		    cpumask_first(&ule_bal_span) != cpu)
+			continue;
+		if (time_before(now, rd->ule.next_balance)) {
+			if (time_before(rd->ule.next_balance, next))
+				next = rd->ule.next_balance;
+			continue;
+		}
+		rd->ule.next_balance = now + ule_balance_delay();
+		if (time_before(rd->ule.next_balance, next))
+			next = rd->ule.next_balance;
+		top = ule_top_domain(cpu);
+		if (top)
+			ule_balance_root(top, &ule_bal_span);
+	}
+	rcu_read_unlock();
+	return next;
+}
+
 static void ule_balance_timer_fn(struct timer_list *timer)
 {
-	ule_balance_all();
+	unsigned long next = ule_balance_due();
+
 	/* A switch away from ULE deletes the timer; do not re-arm it. */
 	if (READ_ONCE(sched_normal_class) == &ule_sched_class)
-		mod_timer(timer, jiffies + ule_balance_delay());
+		mod_timer(timer, next);
+}
+
+/* ULE's state in a new root domain (init_rootdomain()). */
+int ule_init_root(struct ule_root *ur)
+{
+	if (!zalloc_cpumask_var(&ur->idle, GFP_KERNEL))
+		return -ENOMEM;
+	ur->next_balance = jiffies;
+	return 0;
+}
+
+void ule_free_root(struct ule_root *ur)
+{
+	free_cpumask_var(ur->idle);
+}
+
+/*
+ * A CPU joins (@online) or leaves a root domain, by hotplug or a cpuset
+ * change: its idle bit moves with it.
+ *
+ * Context: @rq locked.
+ */
+static void ule_rq_attach(struct rq *rq, bool online)
+{
+	lockdep_assert_rq_held(rq);
+	if (online && !rq->ule.load && READ_ONCE(sched_normal_class) == &ule_sched_class)
+		cpumask_set_cpu(cpu_of(rq), rq->rd->ule.idle);
+	else
+		cpumask_clear_cpu(cpu_of(rq), rq->rd->ule.idle);
+}
+
+static void rq_online_ule(struct rq *rq)
+{
+	ule_rq_attach(rq, true);
+}
+
+static void rq_offline_ule(struct rq *rq)
+{
+	ule_rq_attach(rq, false);
 }
 #endif /* CONFIG_SMP */
 
@@ -1741,6 +1827,8 @@ DEFINE_SCHED_CLASS(ule) = {
 	.select_task_rq		= select_task_rq_ule,
 	.task_woken		= task_woken_ule,
 	.set_cpus_allowed	= set_cpus_allowed_common,
+	.rq_online		= rq_online_ule,
+	.rq_offline		= rq_offline_ule,
 #endif
 	.task_tick		= task_tick_ule,
 	.task_fork		= task_fork_ule,
@@ -1881,23 +1969,26 @@ static struct ctl_table ule_sysctls[] = {
 void ule_normal_class_changed(void)
 {
 #ifdef CONFIG_SMP
+	struct rq_flags rf;
+	struct rq *rq;
 	int cpu;
 
-	if (sched_normal_class != &ule_sched_class) {
+	if (sched_normal_class != &ule_sched_class)
 		del_timer_sync(&ule_balance_timer);
-		cpumask_clear(&ule_idle_cpus);
-		return;
-	}
 	/*
 	 * CPUs that went idle under CFS never passed through ULE's pick: mark
-	 * those with nothing queued so the tick can wake them to steal. A
-	 * stale bit only costs a check, and the CPU's next pick corrects it.
+	 * those with nothing queued so the tick can wake them to steal, or
+	 * clear every mark when ULE leaves. A stale bit only costs a check,
+	 * and the CPU's next pick corrects it.
 	 */
 	for_each_online_cpu(cpu) {
-		if (!READ_ONCE(cpu_rq(cpu)->ule.load))
-			cpumask_set_cpu(cpu, &ule_idle_cpus);
+		rq = cpu_rq(cpu);
+		rq_lock_irqsave(rq, &rf);
+		ule_rq_attach(rq, cpumask_test_cpu(cpu, rq->rd->online));
+		rq_unlock_irqrestore(rq, &rf);
 	}
-	mod_timer(&ule_balance_timer, jiffies + ule_balance_delay());
+	if (sched_normal_class == &ule_sched_class)
+		mod_timer(&ule_balance_timer, jiffies + ule_balance_delay());
 #endif
 }
 

@@ -15,6 +15,7 @@
 #define _KERNEL_SCHED_ULE_H
 
 #include <linux/atomic.h>
+#include <linux/cpumask.h>
 #include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
@@ -142,6 +143,23 @@ struct ule_rq {
 	bool			repick_pending;
 #endif
 };
+
+#ifdef CONFIG_SMP
+/*
+ * ULE's state in each root domain (a cpuset partition, or the machine),
+ * as rt and dl keep rto_mask and cpudl there: placement, stealing and
+ * the balancer never look past it.
+ */
+struct ule_root {
+	/* CPUs with no ULE task to run. */
+	cpumask_var_t		idle;
+	/* jiffies when the periodic balancer next runs over this domain. */
+	unsigned long		next_balance;
+};
+
+int ule_init_root(struct ule_root *ur);
+void ule_free_root(struct ule_root *ur);
+#endif
 
 /*
  * FreeBSD's sched_interact_score(): the ratio of voluntary sleep to run

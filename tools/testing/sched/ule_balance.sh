@@ -9,7 +9,10 @@
 #      and ftrace's task_migrate on: one spinner per CPU at the end. The
 #      host checks the idle steals and the balancer runs in the recording:
 #      OUTDIR/balance.bin (dump), balance-ftrace.txt, task_migrate.format
-#      (reason numbers to names) and balance.txt (pid, tids, nproc, marker).
+#      (reason numbers to names) and balance.txt (pid, tids, nproc, marker);
+#   c. two cpuset partitions (two root domains), idle stealing off: spinners
+#      started on one CPU of each, allowed their partition, are spread by
+#      the periodic balancer in both.
 # Usage: ule_balance.sh OUTDIR ULELOAD
 out=${1:?usage: $0 OUTDIR ULELOAD}
 uleload=${2:?usage: $0 OUTDIR ULELOAD}
@@ -22,7 +25,7 @@ mkdir -p "$out"
 N=$(nproc)
 
 echo "TAP version 13"
-echo "1..5"
+echo "1..7"
 # The observer must not be one of the loads: as a ULE timeshare task this
 # shell (charged its children's run time, so batch) waits up to a whole
 # calendar turn behind a spinner at each wakeup, and one 0.5 s sample took
@@ -112,5 +115,67 @@ echo "# $(grep -c task_migrate: "$out/balance-ftrace.txt") task_migrate lines; $
 kill $pid
 wait $pid 2>/dev/null
 taskset -pc 0-$((N - 1)) $$ >/dev/null
+
+# c. A balancer per root domain. With the root cpuset's sched_load_balance
+# off, partitions p1 (the first half of the CPUs) and p2 (the second) are
+# two root domains. Idle stealing off, so only the periodic balancer
+# moves spinners; it used to balance only the root domain of the CPU its
+# timer fired on, and the other partition stayed piled up for good.
+C=/tmp/cpuset
+h=$((N / 2))
+mkdir -p $C
+mount -t cgroup -o cpuset cpuset $C
+mkdir $C/p1 $C/p2
+for d in p1 p2; do cat $C/cpuset.mems >$C/$d/cpuset.mems; done
+echo 0-$((h - 1)) >$C/p1/cpuset.cpus
+echo $h-$((N - 1)) >$C/p2/cpuset.cpus
+echo 0 >$C/cpuset.sched_load_balance
+steal=$(cat $K/sched_ule_steal_thresh)
+echo 0 >$K/sched_ule_steal_thresh
+chrt -o 0 python3 "$here/spinners.py" --count $h --from-cpu 0 \
+	--allowed 0-$((h - 1)) >/tmp/part1.out &
+s1=$!
+chrt -o 0 python3 "$here/spinners.py" --count $h --from-cpu $h \
+	--allowed $h-$((N - 1)) >/tmp/part2.out &
+s2=$!
+pids1=$(wait_line /tmp/part1.out pids 100)
+pids2=$(wait_line /tmp/part2.out pids 100)
+# spread PIDS: sets where to the CPUs they ran on last; true if distinct.
+spread() {
+	where=""
+	for _p in $1; do
+		where="$where $(cpus_of $_p $_p)"
+	done
+	[ "$(distinct "$where")" -eq "$(echo $1 | wc -w)" ]
+}
+spread "$pids1"
+echo "# started: p1 on$where"
+spread "$pids2"
+echo "# started: p2 on$where"
+now_cs
+start=$now
+t1="" t2=""
+while [ -z "$t1" ] || [ -z "$t2" ]; do
+	sleep 0.5
+	now_cs
+	[ -z "$t1" ] && spread "$pids1" && t1=$((now - start)) && w1=$where
+	[ -z "$t2" ] && spread "$pids2" && t2=$((now - start)) && w2=$where
+	[ $((now - start)) -gt 800 ] && break
+done
+for i in 1 2; do
+	eval "t=\$t$i w=\$w$i pids=\$pids$i"
+	if [ -n "$t" ]; then
+		ok "partition p$i: its spinners spread by the balancer after $t cs:$w"
+	else
+		spread "$pids"
+		not_ok "partition p$i: its spinners spread by the balancer within 8 s:$where"
+	fi
+done
+kill $s1 $s2
+wait $s1 $s2 2>/dev/null
+echo "$steal" >$K/sched_ule_steal_thresh
+echo 1 >$C/cpuset.sched_load_balance
+rmdir $C/p1 $C/p2
+umount $C
 
 tap_done
