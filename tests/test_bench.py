@@ -62,9 +62,46 @@ def test_table_has_a_row_per_benchmark_and_a_ratio_column():
     assert rows[1].split()[:4] == ["pipe", "1.000", "-", "-"]
 
 
+def test_rounds_pair_each_class_with_cfs_of_the_same_round():
+    rounds = bench.parse_rounds(SAMPLE)
+    assert rounds["hackbench"]["ule"] == {"1": 3.0, "2": 1.0, "3": 2.0}
+    assert "ule" not in rounds["pipe"]
+    assert bench.paired_ratios(rounds["hackbench"]["ule"], rounds["hackbench"]["cfs"]) == \
+        [1.5, 0.25, pytest.approx(2 / 3)]
+    summary = bench.summarise(bench.parse(SAMPLE)[0], rounds=rounds)
+    ule = summary["hackbench"]["ule"]
+    assert ule["ratio"] == pytest.approx(2 / 3)
+    assert ule["ci"][0] <= ule["ratio"] <= ule["ci"][1]
+    assert "ci" not in summary["hackbench"]["cfs"]
+
+
+def test_bootstrap_interval_and_verdict():
+    assert bench.bootstrap_ci([1.2]) == (None, None)
+    assert bench.verdict(None, None) == "too few rounds"
+    low, high = bench.bootstrap_ci([1.10, 1.12, 1.08, 1.11, 1.09, 1.13, 1.10, 1.12, 1.11, 1.10])
+    assert 1.08 <= low <= 1.10 <= high <= 1.13
+    assert bench.verdict(low, high) == "slower"
+    low, high = bench.bootstrap_ci([0.8, 1.3, 0.9, 1.2, 1.0, 1.1, 0.85, 1.25, 0.95, 1.05])
+    assert low < 1 < high
+    assert bench.verdict(low, high) == "no difference measured"
+    assert bench.verdict(0.7, 0.9) == "faster"
+    # Seeded: the same runs give the same interval.
+    assert bench.bootstrap_ci([1.0, 2.0, 3.0]) == bench.bootstrap_ci([1.0, 2.0, 3.0])
+
+
+def test_table_states_the_interval_and_verdict():
+    summary = bench.summarise(bench.parse(SAMPLE)[0], rounds=bench.parse_rounds(SAMPLE))
+    text = bench.table(summary, ["cfs", "ule"])
+    note = [line for line in text.splitlines() if line.startswith("  hackbench ule/cfs")]
+    assert note and "95 % interval" in note[0] and "3 paired rounds" in note[0]
+    assert note[0].endswith("no difference measured")
+
+
 @pytest.mark.parametrize("args", [["--rounds", "0"], ["--scale", "-1"],
                                   ["--classes", "ule"], ["--classes", "cfs,bogus"],
-                                  ["-t", "nonsense"], ["--suite", "bogus"]])
+                                  ["-t", "nonsense"], ["--suite", "bogus"],
+                                  ["--only", "hackbench,bogus"],
+                                  ["--suite", "bmq", "--only", "pipe"]])
 def test_script_rejects_bad_arguments_before_building(args):
     proc = subprocess.run([str(paths.REPO / "scripts" / "bench-sched"), *args],
                           capture_output=True, text=True, timeout=60)

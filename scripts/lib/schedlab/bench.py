@@ -1,7 +1,13 @@
 """Class-versus-class benchmark results (scripts/bench-sched,
-tools/testing/sched/class_bench.sh): parsing, medians and ratios to CFS."""
+tools/testing/sched/class_bench.sh): parsing, medians, ratios to CFS and
+their bootstrap confidence intervals."""
 
+import random
 import statistics
+
+# Resamples of the bootstrap, and its level: a 95 % interval.
+BOOTSTRAP_RESAMPLES = 4000
+CONFIDENCE = 0.95
 
 
 def parse(output):
@@ -29,18 +35,72 @@ def parse(output):
     return runs, commands, failures
 
 
-def summarise(runs, base="cfs"):
-    """Per benchmark and class: runs, median, min, max and the ratio of the
-    median to the base class's median (None without a base run)."""
+def parse_rounds(output):
+    """{bench: {class: {round: value}}} of the runs that reported a value,
+    for pairing each class's run with the base class's run of the same
+    round (class_bench.sh runs every class once per round, in rotating
+    order)."""
+    rounds = {}
+    for line in output.splitlines():
+        f = line.split()
+        if f[:1] == ["result"] and len(f) == 5:
+            try:
+                value = float(f[4])
+            except ValueError:
+                continue
+            rounds.setdefault(f[1], {}).setdefault(f[2], {})[f[3]] = value
+    return rounds
+
+
+def paired_ratios(values, base_values):
+    """value / base value of every round both ran ({round: value} each)."""
+    return [values[r] / base_values[r] for r in sorted(values, key=str)
+            if r in base_values and base_values[r] > 0]
+
+
+def bootstrap_ci(values, resamples=BOOTSTRAP_RESAMPLES, level=CONFIDENCE, seed=1):
+    """Percentile bootstrap interval of the median of `values`: (low, high),
+    or (None, None) with fewer than 2 values. Seeded, so a report is
+    reproducible from its raw runs."""
+    if len(values) < 2:
+        return None, None
+    rng = random.Random(seed)
+    k = len(values)
+    meds = sorted(statistics.median(rng.choices(values, k=k)) for _ in range(resamples))
+    tail = (1 - level) / 2
+    return meds[int(tail * resamples)], meds[min(resamples - 1, int((1 - tail) * resamples))]
+
+
+def verdict(low, high):
+    """What an interval of a ratio of times (or of missed frames) to the
+    base says: "slower" or "faster" only when it excludes 1."""
+    if low is None:
+        return "too few rounds"
+    if low <= 1 <= high:
+        return "no difference measured"
+    return "slower" if low > 1 else "faster"
+
+
+def summarise(runs, base="cfs", rounds=None):
+    """Per benchmark and class: runs, median, min, max and the ratio to the
+    base class: with `rounds` (parse_rounds()), the median of the per-round
+    ratios with its bootstrap interval and verdict; otherwise the median
+    over the base's median (None without a base run)."""
     out = {}
     for bench, per_class in runs.items():
         base_med = statistics.median(per_class[base]) if per_class.get(base) else None
+        by_round = (rounds or {}).get(bench, {})
         out[bench] = {}
         for cls, values in per_class.items():
             med = statistics.median(values)
-            out[bench][cls] = {
-                "runs": values, "median": med, "min": min(values), "max": max(values),
-                "ratio": med / base_med if base_med else None}
+            entry = {"runs": values, "median": med, "min": min(values), "max": max(values),
+                     "ratio": med / base_med if base_med else None}
+            ratios = paired_ratios(by_round.get(cls, {}), by_round.get(base, {}))
+            if ratios and cls != base:
+                low, high = bootstrap_ci(ratios)
+                entry.update(ratio=statistics.median(ratios), ratios=ratios,
+                             ci=[low, high], verdict=verdict(low, high))
+            out[bench][cls] = entry
     return out
 
 
@@ -52,14 +112,23 @@ def table(summary, classes, base="cfs"):
     head = f"{'benchmark':18}" + "".join(f"{c:>10}" for c in classes)
     head += "".join(f"{c + '/' + base:>10}" for c in others) + "  spread (min-max per class)"
     lines = [head]
+    notes = []
     for bench, per_class in summary.items():
         row = f"{bench:18}"
         for c in classes:
             row += f"{per_class[c]['median']:10.3f}" if c in per_class else f"{'-':>10}"
         for c in others:
-            ratio = per_class.get(c, {}).get("ratio")
+            entry = per_class.get(c, {})
+            ratio = entry.get("ratio")
             row += f"{ratio:10.3f}" if ratio else f"{'-':>10}"
+            if entry.get("ci") and entry["ci"][0] is not None:
+                low, high = entry["ci"]
+                notes.append(f"  {bench} {c}/{base}: {ratio:.3f}, "
+                             f"{int(CONFIDENCE * 100)} % interval {low:.3f}-{high:.3f} "
+                             f"({len(entry['ratios'])} paired rounds): {entry['verdict']}")
         row += "  " + " ".join(f"{c} {per_class[c]['min']:.2f}-{per_class[c]['max']:.2f}"
                                for c in classes if c in per_class)
         lines.append(row)
+    if notes:
+        lines += ["ratios per round, median and bootstrap interval:"] + notes
     return "\n".join(lines)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # In-guest benchmark of the classes for normal tasks, driven by
 # scripts/bench-sched.
-# Usage: class_bench.sh "CLASSES" ROUNDS SCALE [SUITE [ULELOAD]]
+# Usage: class_bench.sh "CLASSES" ROUNDS SCALE [SUITE [ULELOAD [BENCHES]]]
 #
 # Switches every normal task between CLASSES (kernel.sched_class) within
 # one boot and runs each benchmark ROUNDS times per class, rotating which
@@ -11,7 +11,8 @@
 # tool runs). Prints "result BENCH CLASS ROUND VALUE" per run and
 # "bench BENCH COMMAND" once per benchmark; a run whose tool failed prints
 # VALUE as "fail". Ends with "watchdog N", the stall-watchdog reports
-# logged (the default timeout must not fire in these loads).
+# logged (the default timeout must not fire in these loads). BENCHES, a
+# comma-separated list, runs only those benchmarks of the suite.
 #
 # SUITE "wakeup" (the default): hackbench, perf bench sched pipe and
 # messaging, sysbench threads and mutex; VALUE is seconds.
@@ -27,6 +28,7 @@ rounds=${2:-3}
 scale=${3:-1}
 suite=${4:-wakeup}
 uleload=${5:-}
+only=${6:-}
 K=/proc/sys/kernel/sched_class
 cpus=$(nproc)
 first=$(cat $K)
@@ -62,6 +64,15 @@ if [ "$suite" = bmq ]; then
 elif [ "$suite" != wakeup ]; then
 	echo "class_bench.sh: unknown suite '$suite' (wakeup or bmq)"
 	exit 1
+fi
+if [ -n "$only" ]; then
+	for b in $(echo "$only" | tr ',' ' '); do
+		case " $benches " in
+		*" $b "*) ;;
+		*) echo "class_bench.sh: no benchmark '$b' in suite $suite ($benches)"; exit 1 ;;
+		esac
+	done
+	benches=$(echo "$only" | tr ',' ' ')
 fi
 
 # frames_missed N: the frame task beside N spinners (one more second
