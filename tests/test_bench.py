@@ -71,12 +71,14 @@ def test_rounds_pair_each_class_with_cfs_of_the_same_round():
     summary = bench.summarise(bench.parse(SAMPLE)[0], rounds=rounds)
     ule = summary["hackbench"]["ule"]
     assert ule["ratio"] == pytest.approx(2 / 3)
-    assert ule["ci"][0] <= ule["ratio"] <= ule["ci"][1]
+    # Three rounds are too few for an interval.
+    assert ule["ci"] == [None, None] and ule["verdict"] == "too few rounds"
     assert "ci" not in summary["hackbench"]["cfs"]
 
 
 def test_bootstrap_interval_and_verdict():
     assert bench.bootstrap_ci([1.2]) == (None, None)
+    assert bench.bootstrap_ci([1.2, 1.3, 1.1, 1.2]) == (None, None)
     assert bench.verdict(None, None) == "too few rounds"
     low, high = bench.bootstrap_ci([1.10, 1.12, 1.08, 1.11, 1.09, 1.13, 1.10, 1.12, 1.11, 1.10])
     assert 1.08 <= low <= 1.10 <= high <= 1.13
@@ -86,15 +88,22 @@ def test_bootstrap_interval_and_verdict():
     assert bench.verdict(low, high) == "no difference measured"
     assert bench.verdict(0.7, 0.9) == "faster"
     # Seeded: the same runs give the same interval.
-    assert bench.bootstrap_ci([1.0, 2.0, 3.0]) == bench.bootstrap_ci([1.0, 2.0, 3.0])
+    runs = [1.0, 2.0, 3.0, 2.5, 1.5]
+    assert bench.bootstrap_ci(runs) == bench.bootstrap_ci(runs)
 
 
 def test_table_states_the_interval_and_verdict():
     summary = bench.summarise(bench.parse(SAMPLE)[0], rounds=bench.parse_rounds(SAMPLE))
     text = bench.table(summary, ["cfs", "ule"])
     note = [line for line in text.splitlines() if line.startswith("  hackbench ule/cfs")]
-    assert note and "95 % interval" in note[0] and "3 paired rounds" in note[0]
-    assert note[0].endswith("no difference measured")
+    assert note and "3 paired rounds" in note[0] and note[0].endswith("nothing measured")
+    more = "".join(f"result pipe cfs {r} 1.0\nresult pipe ule {r} {1 + r / 100}\n"
+                   for r in range(1, 7))
+    summary = bench.summarise(bench.parse(more)[0], rounds=bench.parse_rounds(more))
+    note = [line for line in bench.table(summary, ["cfs", "ule"]).splitlines()
+            if line.startswith("  pipe ule/cfs")]
+    assert note and "95 % interval" in note[0] and "6 paired rounds" in note[0]
+    assert note[0].endswith("slower")
 
 
 @pytest.mark.parametrize("args", [["--rounds", "0"], ["--scale", "-1"],

@@ -8,6 +8,9 @@ import statistics
 # Resamples of the bootstrap, and its level: a 95 % interval.
 BOOTSTRAP_RESAMPLES = 4000
 CONFIDENCE = 0.95
+# Fewer paired rounds give an interval no wider than the runs themselves
+# (two rounds: exactly their range), which would read as a measurement.
+MIN_ROUNDS = 5
 
 
 def parse(output):
@@ -60,9 +63,9 @@ def paired_ratios(values, base_values):
 
 def bootstrap_ci(values, resamples=BOOTSTRAP_RESAMPLES, level=CONFIDENCE, seed=1):
     """Percentile bootstrap interval of the median of `values`: (low, high),
-    or (None, None) with fewer than 2 values. Seeded, so a report is
-    reproducible from its raw runs."""
-    if len(values) < 2:
+    or (None, None) with fewer than MIN_ROUNDS values. Seeded, so a report
+    is reproducible from its raw runs."""
+    if len(values) < MIN_ROUNDS:
         return None, None
     rng = random.Random(seed)
     k = len(values)
@@ -109,23 +112,31 @@ def table(summary, classes, base="cfs"):
     (seconds, or % of frames missed) and the ratio of each other class to
     the base (above 1: slower, or more missed, than the base)."""
     others = [c for c in classes if c != base]
-    head = f"{'benchmark':18}" + "".join(f"{c:>10}" for c in classes)
-    head += "".join(f"{c + '/' + base:>10}" for c in others) + "  spread (min-max per class)"
+    wide = {c: max(10, len(c) + 1) for c in classes}
+    wide.update({c + "/": max(10, len(c + "/" + base) + 1) for c in others})
+    head = f"{'benchmark':18}" + "".join(f"{c:>{wide[c]}}" for c in classes)
+    head += "".join(f"{c + '/' + base:>{wide[c + '/']}}" for c in others)
+    head += "  spread (min-max per class)"
     lines = [head]
     notes = []
     for bench, per_class in summary.items():
         row = f"{bench:18}"
         for c in classes:
-            row += f"{per_class[c]['median']:10.3f}" if c in per_class else f"{'-':>10}"
+            row += f"{per_class[c]['median']:{wide[c]}.3f}" if c in per_class \
+                else f"{'-':>{wide[c]}}"
         for c in others:
             entry = per_class.get(c, {})
             ratio = entry.get("ratio")
-            row += f"{ratio:10.3f}" if ratio else f"{'-':>10}"
+            row += f"{ratio:{wide[c + '/']}.3f}" if ratio else f"{'-':>{wide[c + '/']}}"
             if entry.get("ci") and entry["ci"][0] is not None:
                 low, high = entry["ci"]
                 notes.append(f"  {bench} {c}/{base}: {ratio:.3f}, "
                              f"{int(CONFIDENCE * 100)} % interval {low:.3f}-{high:.3f} "
                              f"({len(entry['ratios'])} paired rounds): {entry['verdict']}")
+            elif entry.get("ratios"):
+                notes.append(f"  {bench} {c}/{base}: {ratio:.3f} from "
+                             f"{len(entry['ratios'])} paired rounds: no interval below "
+                             f"{MIN_ROUNDS} rounds, nothing measured")
         row += "  " + " ".join(f"{c} {per_class[c]['min']:.2f}-{per_class[c]['max']:.2f}"
                                for c in classes if c in per_class)
         lines.append(row)

@@ -6,6 +6,10 @@
 # Switches every normal task between CLASSES (kernel.sched_class) within
 # one boot and runs each benchmark ROUNDS times per class, rotating which
 # class goes first every round so drift of a shared host spreads evenly.
+# A class may name scheduler features to set while it runs, as
+# CLASS:FEAT[+FEAT...] (bmq:NO_HRTICK_BMQ, cfs:WAKE_IDLE_LONGEST): they
+# are written to /sys/kernel/debug/sched/features before its runs and
+# undone after, so one boot compares a feature on and off.
 # SCALE multiplies the work of every benchmark (1: 5-40 s each on 8
 # emulated CPUs of a 2-core host; 0: smoke sizes, to check that every
 # tool runs). Prints "result BENCH CLASS ROUND VALUE" per run and
@@ -128,8 +132,27 @@ seconds() {
 	esac
 }
 
+F=/sys/kernel/debug/sched/features
+set_feats=""
+# feature_undo FEAT: the feature's opposite (NO_X for X, X for NO_X).
+feature_undo() {
+	case $1 in NO_*) echo "${1#NO_}" ;; *) echo "NO_$1" ;; esac
+}
 use() {
-	echo "$1" >$K || { echo "switch to $1 failed"; exit 1; }
+	for _f in $set_feats; do
+		echo "$(feature_undo "$_f")" >$F || { echo "undoing $_f failed"; exit 1; }
+	done
+	set_feats=""
+	echo "${1%%:*}" >$K || { echo "switch to ${1%%:*} failed"; exit 1; }
+	case $1 in
+	*:*)
+		mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+		for _f in $(echo "${1#*:}" | tr '+' ' '); do
+			echo "$_f" >$F || { echo "feature $_f failed"; exit 1; }
+			set_feats="$set_feats $_f"
+		done
+		;;
+	esac
 	sleep 1
 }
 
