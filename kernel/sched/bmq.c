@@ -58,11 +58,6 @@ static inline unsigned int bmq_task_level(struct task_struct *p)
 	return bmq_level(p->prio, p->bmq.boost);
 }
 
-static void bmq_boost(struct task_struct *p)
-{
-	p->bmq.boost = bmq_boosted(p->bmq.boost, p->policy);
-}
-
 /* The best non-empty level: the next pick, and the CPU's watermark. */
 static void bmq_update_prio(struct bmq_rq *bmq)
 {
@@ -228,9 +223,11 @@ static void enqueue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 	bool head = false;
 
 	if ((flags & ENQUEUE_WAKEUP) && be->sleep_start) {
-		/* A sleep longer than a slice earns a boost. */
-		if ((s64)(rq_clock(rq) - be->sleep_start) > (s64)bmq_slice_ns)
-			bmq_boost(p);
+		u64 now = rq_clock(rq);
+
+		if (now > be->sleep_start)
+			be->boost = bmq_wakeup_boost(be->boost, now - be->sleep_start,
+						     bmq_slice_ns, p->policy);
 		be->sleep_start = 0;
 	}
 	/* A saved task goes back where it was: the head, if it ran first. */
@@ -255,9 +252,8 @@ static void dequeue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 	if (curr)
 		update_curr_bmq(rq);
 	if ((flags & DEQUEUE_SLEEP) && curr) {
-		/* Ran only briefly before sleeping: an interactive task. */
-		if (rq_clock(rq) - be->run_start < bmq_boost_threshold(bmq_slice_ns, be->boost))
-			bmq_boost(p);
+		be->boost = bmq_sleep_boost(be->boost, rq_clock(rq) - be->run_start,
+					    bmq_slice_ns, p->policy);
 		be->flags |= BMQ_F_SLEPT;
 	}
 	if (flags & DEQUEUE_SLEEP)
@@ -324,14 +320,13 @@ static void check_preempt_curr_bmq(struct rq *rq, struct task_struct *p, int fla
 static void set_next_task_bmq(struct rq *rq, struct task_struct *p, bool first)
 {
 	p->se.exec_start = rq_clock_task(rq);
-	/*
-	 * Picked again after its slice expired or it yielded, the task keeps
-	 * its run window (Project C times runs from the last real switch):
-	 * a hog that sleeps just after a re-pick has not run briefly.
-	 */
-	if (first && p != rq->curr) {
-		p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
-		p->bmq.run_start = rq_clock(rq);
+	/* A hog that sleeps just after a re-pick has not run briefly. */
+	if (first) {
+		bool repick = p == rq->curr;
+
+		if (!repick)
+			p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
+		p->bmq.run_start = bmq_run_window(p->bmq.run_start, repick, rq_clock(rq));
 	}
 	bmq_mark_idle(rq, false);
 	bmq_set_pending(rq);	/* a higher class may have left */
@@ -368,10 +363,9 @@ static struct task_struct *pick_next_task_bmq(struct rq *rq)
 static void bmq_expire(struct rq *rq, struct task_struct *p)
 {
 	p->bmq.slice = bmq_slice_ns;
-	if (p->bmq.flags & BMQ_F_LISTED) {
-		p->bmq.boost = bmq_deboosted(p->bmq.boost);
+	p->bmq.boost = bmq_expire_boost(p->bmq.boost, p->bmq.flags & BMQ_F_LISTED);
+	if (p->bmq.flags & BMQ_F_LISTED)
 		bmq_requeue(rq, p);
-	}
 }
 
 static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)

@@ -94,6 +94,39 @@ static inline u64 bmq_boost_threshold(u64 slice_ns, int boost)
 }
 
 /*
+ * Project C's sched_task_deactivate(): a task that sleeps after running
+ * less than the threshold since its run window began (@ran ns) is
+ * interactive and earns a boost.
+ */
+static inline int bmq_sleep_boost(int boost, u64 ran, u64 slice_ns, unsigned int policy)
+{
+	return ran < bmq_boost_threshold(slice_ns, boost) ? bmq_boosted(boost, policy) : boost;
+}
+
+/* sched_task_ttwu(): a sleep longer than a slice (@slept ns) earns a boost. */
+static inline int bmq_wakeup_boost(int boost, u64 slept, u64 slice_ns, unsigned int policy)
+{
+	return slept > slice_ns ? bmq_boosted(boost, policy) : boost;
+}
+
+/* time_slice_expired(): a task that stays runnable is deboosted. */
+static inline int bmq_expire_boost(int boost, bool runnable)
+{
+	return runnable ? bmq_deboosted(boost) : boost;
+}
+
+/*
+ * The start of a task's run window when it is picked at @now: a new one,
+ * unless it is picked again at once (after its slice ran out or it
+ * yielded), since Project C times runs from the last switch between two
+ * different tasks (rq->last_ts_switch).
+ */
+static inline u64 bmq_run_window(u64 run_start, bool repick, u64 now)
+{
+	return repick ? run_start : now;
+}
+
+/*
  * Fork: parent and child share the parent's remaining slice. Returns true
  * when the share is too short to run on, in which case the child gets a
  * full slice and the parent must be rescheduled.

@@ -157,6 +157,90 @@ static void bmq_test_pull_budget(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bmq_pull_budget(4, 1), 1U);
 }
 
+#define BMQ_TEST_SLICE	(4ULL << 20)
+#define US(x)		((u64)(x) * NSEC_PER_USEC)
+
+/*
+ * A simulated task on one CPU: each round it runs @run ns (in pieces of
+ * @piece ns, each ended by an expiry or a yield and followed at once by a
+ * re-pick of the same task) and then sleeps @sleep ns. Returns its boost
+ * after @rounds rounds from @boost, as Project C's rules give it.
+ */
+static int bmq_test_rounds(int boost, unsigned int policy, u64 run, u64 piece, u64 sleep,
+			   bool yields, int rounds)
+{
+	u64 now = 0, run_start, done;
+	int i;
+
+	for (i = 0; i < rounds; i++) {
+		run_start = bmq_run_window(0, false, now);	/* picked after the sleep */
+		for (done = piece; done < run; done += piece) {
+			now += piece;
+			if (!yields)	/* its slice ran out with others waiting */
+				boost = bmq_expire_boost(boost, true);
+			run_start = bmq_run_window(run_start, true, now);
+		}
+		now += run - (done - piece);
+		boost = bmq_sleep_boost(boost, now - run_start, BMQ_TEST_SLICE, policy);
+		now += sleep;
+		boost = bmq_wakeup_boost(boost, sleep, BMQ_TEST_SLICE, policy);
+	}
+	return boost;
+}
+
+/*
+ * Expiry: a hog that runs whole slices and sleeps briefly after a re-pick
+ * drifts to the worst boost, because its run window spans the re-picks; a
+ * window restarted at each re-pick would have boosted it at every sleep.
+ */
+static void bmq_test_expiry_sequence(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, bmq_test_rounds(0, SCHED_NORMAL, 5 * BMQ_TEST_SLICE,
+					      BMQ_TEST_SLICE, US(1000), false, 20), BMQ_MAX_ADJ);
+	/* The same task with a window per re-pick: the drift to -7. */
+	KUNIT_EXPECT_EQ(test, bmq_sleep_boost(0, US(5), BMQ_TEST_SLICE, SCHED_NORMAL), -1);
+	KUNIT_EXPECT_EQ(test, bmq_run_window(US(10), false, US(900)), US(900));
+	KUNIT_EXPECT_EQ(test, bmq_run_window(US(10), true, US(900)), US(10));
+	/* A slice that ends while it sleeps does not deboost it. */
+	KUNIT_EXPECT_EQ(test, bmq_expire_boost(3, false), 3);
+	KUNIT_EXPECT_EQ(test, bmq_expire_boost(BMQ_MAX_ADJ, true), BMQ_MAX_ADJ);
+}
+
+/*
+ * Yield (type 0: no-op, the core re-picks the task): a task that yields
+ * every 200 us for 5 ms and then sleeps 1 ms ran 5 ms in one window, so
+ * it never earns the short-run boost; the long sleeps of a mostly idle
+ * task do earn boosts down to the policy's limit.
+ */
+static void bmq_test_yield_sequence(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, bmq_test_rounds(0, SCHED_NORMAL, US(5000), US(200), US(1000),
+					      true, 20), 0);
+	KUNIT_EXPECT_EQ(test, bmq_test_rounds(BMQ_MAX_ADJ, SCHED_NORMAL, US(5), US(5),
+					      US(20000), true, 20), -BMQ_MAX_ADJ);
+	KUNIT_EXPECT_EQ(test, bmq_test_rounds(BMQ_MAX_ADJ, SCHED_BATCH, US(5), US(5),
+					      US(20000), true, 20), 0);
+	/* Type 1 sets the worst boost; the next short run earns one back. */
+	KUNIT_EXPECT_EQ(test, bmq_sleep_boost(BMQ_MAX_ADJ, US(1), BMQ_TEST_SLICE, SCHED_NORMAL),
+			BMQ_MAX_ADJ - 1);
+}
+
+/*
+ * Fork: the child starts at the worst boost with half the parent's slice
+ * left (or a full one when that is too short), and earns boosts only by
+ * sleeping, as Project C's sched_task_fork() leaves it.
+ */
+static void bmq_test_fork_sequence(struct kunit *test)
+{
+	s64 parent = BMQ_TEST_SLICE, child;
+	int boost = BMQ_MAX_ADJ;
+
+	KUNIT_EXPECT_FALSE(test, bmq_fork_split(&parent, &child, BMQ_TEST_SLICE));
+	KUNIT_EXPECT_EQ(test, child, parent);
+	boost = bmq_test_rounds(boost, SCHED_NORMAL, US(100), US(100), US(10000), true, 3);
+	KUNIT_EXPECT_EQ(test, boost, BMQ_MAX_ADJ - 6);
+}
+
 static struct kunit_case bmq_test_cases[] = {
 	KUNIT_CASE(bmq_test_level_points),
 	KUNIT_CASE(bmq_test_level_grid),
@@ -166,6 +250,9 @@ static struct kunit_case bmq_test_cases[] = {
 	KUNIT_CASE(bmq_test_parse_timeslice),
 	KUNIT_CASE(bmq_test_has_waiter),
 	KUNIT_CASE(bmq_test_pull_budget),
+	KUNIT_CASE(bmq_test_expiry_sequence),
+	KUNIT_CASE(bmq_test_yield_sequence),
+	KUNIT_CASE(bmq_test_fork_sequence),
 	{}
 };
 

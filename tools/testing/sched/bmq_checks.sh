@@ -6,7 +6,8 @@
 #   b. a sleeper (1 ms run, 9 ms sleep) is boosted below 0 within 3 s; a
 #      task that slept like that and then spins is deboosted to +7; a hog
 #      alone on a CPU (5 ms runs, 1 ms sleeps) stays at +7: picked again
-#      after its slice expired it keeps its run window (Project C);
+#      after its slice expired it keeps its run window (Project C); so does
+#      a task that yields for 5 ms (yield type 0) and then sleeps 1 ms;
 #   c. strict levels: two spinners sharing a CPU share it at nice 0 and 1
 #      (one level) and the nice 2 one starves beside nice 0 (two levels);
 #   d. kernel.sched_bmq_yield_type: default, rejected writes, valid ones,
@@ -46,7 +47,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..38"
+echo "1..39"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -144,6 +145,27 @@ kill $hog
 wait $hog 2>/dev/null
 [ $at7 -ge 15 ] && ok "a hog with 1 ms naps stays at +7 ($at7 of 20 samples)" ||
 	not_ok "a hog with 1 ms naps stays at +7 ($at7 of 20 samples:$seen)"
+# The same with yields: under yield type 0 each sched_yield() only has the
+# task picked again, which keeps its run window, so sleeping 1 ms after
+# 5 ms of yields is no short run either. A window restarted by each
+# re-pick made every sleep follow a run of microseconds: a boost per nap.
+echo 0 >$Y
+taskset -c 3 "$uleload" yieldsleeper 5000 1000 20 >/dev/null &
+ys=$!
+sleep 1
+at7=0
+seen=""
+for i in $(seq 20); do
+	bmq_read /proc/$ys/sched
+	[ "$b_boost" = 7 ] && at7=$((at7 + 1))
+	seen="$seen $b_boost"
+	sleep 0.05
+done
+kill $ys
+wait $ys 2>/dev/null
+echo 1 >$Y
+[ $at7 -ge 15 ] && ok "a yield-spinner with 1 ms naps stays at +7 ($at7 of 20 samples)" ||
+	not_ok "a yield-spinner with 1 ms naps stays at +7 ($at7 of 20 samples:$seen)"
 wait $turn 2>/dev/null
 
 # c. Strict levels on one CPU: at +7 nice 0 is level 17, nice 1 level 17,

@@ -6,6 +6,10 @@
  *                                            over and over: interactive
  *   uleload spinner SECONDS                  one CPU-bound thread: batch
  *   uleload yielder SECONDS                  calls sched_yield() in a loop
+ *   uleload yieldsleeper RUN_US SLEEP_US SECONDS
+ *                                            calls sched_yield() in a loop
+ *                                            for RUN_US, sleeps SLEEP_US,
+ *                                            over and over
  *   uleload turn RUN_US SLEEP_US S1 S2       a sleeper for S1 seconds, then
  *                                            prints "spinning loops L" and
  *                                            spins S2 seconds
@@ -569,7 +573,7 @@ static long arg(char **argv, int i, long min)
 static int print_usage(void)
 {
 	fprintf(stderr, "usage: uleload sleeper RUN_US SLEEP_US SECONDS | spinner SECONDS |\n"
-			"       yielder SECONDS |\n"
+			"       yielder SECONDS | yieldsleeper RUN_US SLEEP_US SECONDS |\n"
 			"       turn RUN_US SLEEP_US S1 S2 | frames FPS WORK_US SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
 			"       pi [WAITER_NICE] | write FILE VALUE | mapper SECONDS |\n"
@@ -604,6 +608,17 @@ int main(int argc, char **argv)
 		return merge(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "spinner") && argc == 3) {
 		spin_until(now_us() + arg(argv, 2, 1) * 1000000L);
+		err = 0;
+	} else if (!strcmp(cmd, "yieldsleeper") && argc == 5) {
+		long run = arg(argv, 2, 1), nap = arg(argv, 3, 1);
+		long end = now_us() + arg(argv, 4, 1) * 1000000L, stop;
+
+		while ((stop = now_us() + run) < end) {
+			while (now_us() < stop)
+				sched_yield();
+			sleep_for(nap);
+			atomic_fetch_add(&total_loops, 1);
+		}
 		err = 0;
 	} else if (!strcmp(cmd, "yielder") && argc == 3) {
 		long end = now_us() + arg(argv, 2, 1) * 1000000L;
