@@ -70,7 +70,7 @@ def test_cfs_stress_hotplug_and_throttled_groups(guest):
     offline and while the cpuset flag rebuilds the domains. 6.1 updated
     the clock once per throttled group there (WARN_DOUBLE_CLOCK, which the
     debug guests turn on); two backported patches make it once."""
-    res = guest(f"sh {GUEST_TESTS}/class_stress.sh cfs 5 1", topology="2x4", timeout=600)
+    res = guest(f"sh {GUEST_TESTS}/class_stress.sh cfs 5 1", topology="2x2", timeout=600)
     assert_tap(res.output, "class_stress.sh under sched=cfs")
 
 
@@ -127,7 +127,7 @@ def rcu_stall_reports(res):
 
 def test_switch_storm_with_zombies_threads_forks_and_setscheduler(guest):
     """Zombies stay on the class they died on and CFS's utilisation stays
-    what the live tasks explain; 50 switches under thread, fork and
+    what the live tasks explain; 21 switches under thread, fork and
     setscheduler churn leave no task on the old class (the kernel WARNs,
     which fails the boot, if a class still holds one after its walk).
 
@@ -138,7 +138,7 @@ def test_switch_storm_with_zombies_threads_forks_and_setscheduler(guest):
     and each is that stressor; that every stressor ran again is checked in
     the guest (all die when killed). Any other splat fails the test."""
     tasks = build.guest_program("tasks")
-    res = guest(f"sh {GUEST_TESTS}/sched_class_storm.sh {tasks} 50", topology="2x4",
+    res = guest(f"sh {GUEST_TESTS}/sched_class_storm.sh {tasks} 21", topology="2x2",
                 timeout=900, allow_splats=True)
     assert_tap(res.output, "switch storm")
     others = [s for s in res.splats if s != RCU_STALL]

@@ -234,7 +234,7 @@ def test_stress_and_hotplug_lose_no_task(guest):
     offlined and onlined under 2 spinners per CPU, on the debug kernel:
     no splat (the harness fails on any), no spinner lost or left on an
     offline CPU."""
-    res = guest(f"sh {GUEST_TESTS}/class_stress.sh ule 15 1", topology="2x4",
+    res = guest(f"sh {GUEST_TESTS}/class_stress.sh ule 15 1", topology="2x2",
                 cmdline="sched=ule", timeout=600)
     assert_tap(res.output, "class_stress.sh under sched=ule")
 

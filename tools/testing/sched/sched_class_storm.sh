@@ -28,7 +28,7 @@ rounds=${2:-50}
 . "$(dirname "$0")/class_lib.sh"
 K=/proc/sys/kernel/sched_class
 W=/proc/sys/kernel/sched_watchdog_ms
-ZOMBIES=2000
+ZOMBIES=500
 SPIN_MS=2
 
 echo "TAP version 13"
