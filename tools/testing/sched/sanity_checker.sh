@@ -17,7 +17,7 @@ E=/sys/kernel/debug/sched/events
 S_MS=1000
 M_MS=100
 . "$here/tap.sh"
-reports() { sed -n '/^id /,$p' $R | tail -n +2; }
+reports() { sed -n '/^id /,$p' "${1:-$R}" | tail -n +2; }
 class=$(cat $K/sched_class 2>/dev/null || echo cfs)
 ule=no
 [ "$class" = ule ] && ule=yes
@@ -42,10 +42,12 @@ field() { awk -v f="$1" '{ print $f }'; }	# of a report line
 # counter NAME [FILE]: a counter of the stats line
 counter() { sed -n "/^checks /s/.*\\<$1 \\([0-9]*\\).*/\\1/p" "${2:-$R}"; }
 # Wait up to $1 tenths of a second for "reports | $2" to print something.
+# /tmp/snap keeps the read that printed it: its counters are of that moment.
 wait_for() {
 	i=0
 	while [ $i -lt "$1" ]; do
-		got=$(reports | eval "$2")
+		cat $R >/tmp/snap
+		got=$(reports /tmp/snap | eval "$2")
 		[ -n "$got" ] && { echo "$got"; return 0; }
 		sleep 0.1
 		i=$((i + 1))
@@ -119,9 +121,10 @@ if [ -n "$line" ]; then
 	# later, finds the violation again.
 	# The guest's timers can fire hundreds of ms late on a loaded host: a
 	# later confirmation passes if it came from the first scan after the
-	# spinners started (+1 per transient), so no look was missed.
-	extra=$(($(counter transient) - $(counter transient /tmp/stats0)))
-	scans=$(($(counter checks) - $(counter checks /tmp/stats0)))
+	# spinners started (+1 per transient), so no look was missed. The
+	# counters are those read with the report, within 0.1 s of it.
+	extra=$(($(counter transient /tmp/snap) - $(counter transient /tmp/stats0)))
+	scans=$(($(counter checks /tmp/snap) - $(counter checks /tmp/stats0)))
 	start=$(dmesg_time "sanity_checker: spinners running")
 	seen=$(dmesg_time "sched_sanity: CPU [0-9]* idle .*(report $id)")
 	ms=$(awk -v a="$start" -v b="$seen" 'BEGIN { if (b != "") printf "%d", (b - a) * 1000 }')
