@@ -34,6 +34,18 @@ def test_qemu_arguments_place_each_socket_on_its_node():
     assert vm.PRESETS["4x8"].cpus_of_node(1) == list(range(8, 16))
 
 
+def test_qemu_modes_choose_threads_and_clock():
+    topo = vm.topology("1x2")
+
+    def accel(mode):
+        cmd = vm.qemu_command("bzImage", topo, "", "/tmp", mode=mode)
+        return cmd[1:cmd.index("-cpu")]
+
+    assert accel("mttcg") == ["-accel", "tcg,thread=multi"]
+    assert accel("tcg") == ["-accel", "tcg,thread=single"]
+    assert accel("icount") == ["-accel", "tcg,thread=single", "-icount", "shift=auto,sleep=off"]
+
+
 def test_custom_and_bad_topologies():
     t = vm.topology("2x2x2")
     assert (t.cpus, t.nodes, t.threads) == (8, 2, 2)

@@ -241,13 +241,25 @@ def watchdog_args(topo, host_cpus=None):
             "sysctl.kernel.hung_task_timeout_secs=300"]
 
 
-def qemu_command(kernel, topo, cmdline, outdir, interactive=False):
+# How QEMU emulates the vCPUs. mttcg: a host thread per vCPU (fastest;
+# host load stretches guest time). tcg: one host thread runs the vCPUs in
+# turn. icount: one thread, and guest time follows the instructions run,
+# not the host's clock (about 2x slower in wall time; host load no longer
+# stretches what the guest measures). Measured spreads: ule.rst, bmq.rst.
+QEMU_MODES = {
+    "mttcg": ["-accel", "tcg,thread=multi"],
+    "tcg": ["-accel", "tcg,thread=single"],
+    "icount": ["-accel", "tcg,thread=single", "-icount", "shift=auto,sleep=off"],
+}
+
+
+def qemu_command(kernel, topo, cmdline, outdir, interactive=False, mode="mttcg"):
     append = " ".join([
         "console=ttyS0", "root=/dev/root", "rootfstype=9p",
         "rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose", "ro",
         f"init={GUEST_INIT}", "panic=-1", "tsc=reliable", "no_timer_check",
         *watchdog_args(topo), cmdline]).strip()
-    cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=multi",
+    cmd = ["qemu-system-x86_64", *QEMU_MODES[mode],
            "-cpu", "qemu64,vendor=GenuineIntel", *topo.qemu_args(),
            "-kernel", str(kernel), "-append", append,
            "-nodefaults", "-no-reboot", "-display", "none",
@@ -284,7 +296,7 @@ def boot(*args, **kw):
 
 def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", kernel=None,
                timeout=300, files=None, outdir=None, allow_splats=False, verbose=False,
-               interactive=False, _retried=False):
+               interactive=False, qemu_mode="mttcg", _retried=False):
     """Boot, run `command` (a shell string) and return a GuestResult.
 
     files: {name: text} written to the guest's /tmp/out before boot.
@@ -310,7 +322,7 @@ def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", 
     for name, text in (files or {}).items():
         (outdir / name).write_text(text)
 
-    cmd = qemu_command(kernel, topo, cmdline, outdir, interactive)
+    cmd = qemu_command(kernel, topo, cmdline, outdir, interactive, qemu_mode)
     start = time.time()
     if interactive:
         subprocess.run(cmd)
