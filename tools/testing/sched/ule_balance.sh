@@ -5,7 +5,8 @@
 #      thread's CPU sampled every 0.5 s, or as often as a guest with every
 #      vCPU busy manages;
 #      OUTDIR/spread.txt: centiseconds since start, then the CPUs);
-#   b. pinned to CPU 0, then all unpinned at once, with the event recorder
+#   b. pinned to CPU 0, then all unpinned at once (sched_ule_always_steal
+#      on), with the event recorder
 #      and ftrace's task_migrate on: one spinner per CPU at the end. The
 #      host checks the idle steals and the balancer runs in the recording:
 #      OUTDIR/balance.bin (dump), balance-ftrace.txt, task_migrate.format
@@ -77,8 +78,12 @@ kill $pid
 wait $pid 2>/dev/null
 
 # b. Unpinning. This shell stays on CPU 0 with the spinners, so the CPUs
-# that should steal are idle when they are unpinned.
+# that should steal are idle when they are unpinned. They steal right
+# away when CPU 0's tick wakes them (kernel.sched_ule_always_steal, off by
+# default; without it they steal when something else wakes them, or the
+# balancer moves the spinners).
 taskset -pc 0 $$ >/dev/null
+echo 1 >$K/sched_ule_always_steal
 taskset -c 0 chrt -o 0 "$uleload" spinners "$N" 300 >/tmp/pinned.out &
 pid=$!
 tids=$(wait_line /tmp/pinned.out tids 100)
@@ -114,6 +119,7 @@ printf '%s\n' "pid $pid" "tids $tids" "nproc $N" "$marker" >"$out/balance.txt"
 echo "# $(grep -c task_migrate: "$out/balance-ftrace.txt") task_migrate lines; $marker"
 kill $pid
 wait $pid 2>/dev/null
+echo 0 >$K/sched_ule_always_steal
 taskset -pc 0-$((N - 1)) $$ >/dev/null
 
 # c. A balancer per root domain. With the root cpuset's sched_load_balance

@@ -31,12 +31,13 @@ mkdir -p "$out"
 
 # name=default
 SYSCTLS="sched_ule_interact=30 sched_ule_slice_us=94488 sched_ule_slice_min_us=15748
-sched_ule_balance_interval_ms=1000 sched_ule_steal_thresh=2 sched_ule_preempt_thresh=80"
+sched_ule_balance_interval_ms=1000 sched_ule_steal_thresh=2 sched_ule_preempt_thresh=80
+sched_ule_always_steal=0"
 # name=value accepted and different from the default; with these slices
 # slice_min_us stays below slice_us whatever the order of the writes.
 VALID="sched_ule_interact=40 sched_ule_slice_us=78740 sched_ule_slice_min_us=7874
 sched_ule_balance_interval_ms=500 sched_ule_steal_thresh=3 sched_ule_preempt_thresh=120
-sched_ule_wakeup_gran_us=500"
+sched_ule_wakeup_gran_us=500 sched_ule_always_steal=1"
 # Flip the policy of task argv[1] between batch and normal as fast as it goes.
 FLIP='import os, sys
 pid, zero = int(sys.argv[1]), os.sched_param(0)
@@ -56,7 +57,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..55"
+echo "1..60"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -186,6 +187,7 @@ rejects_einval sched_ule_wakeup_gran_us 1000001
 check "$(cat $K/sched_ule_strict)" 0 "kernel.sched_ule_strict defaults to 0"
 for v in 2 -1 abc; do
 	rejects_einval sched_ule_strict "$v"
+	rejects_einval sched_ule_always_steal "$v"
 done
 for name in sched_ule_slice_us sched_ule_slice_min_us sched_ule_balance_interval_ms \
 	sched_ule_steal_thresh sched_ule_wakeup_gran_us; do
