@@ -1407,52 +1407,21 @@ static struct task_struct *ule_move_one(struct rq *src, struct rq *dst,
 	return p;
 }
 
-/* tdq_trysteal() looks this many domain levels up from the CPU. */
-#define ULE_TRYSTEAL_LEVELS	2
-
 /*
- * Lock @src beside the locked @this_rq: a trylock for tdq_trysteal(),
- * which gives up rather than wait, else double_lock_balance(), which may
- * drop and retake @this_rq's lock.
- */
-static bool ule_steal_lock(struct rq *this_rq, struct rq *src, bool try)
-{
-	if (!try) {
-		double_lock_balance(this_rq, src);
-		return true;
-	}
-	/* SMT siblings may share one lock under core scheduling. */
-	if (__rq_lockp(this_rq) != __rq_lockp(src) && !raw_spin_rq_trylock(src))
-		return false;
-	double_rq_clock_clear_update(this_rq, src);
-	return true;
-}
-
-static void ule_steal_unlock(struct rq *this_rq, struct rq *src, bool try)
-{
-	if (!try)
-		double_unlock_balance(this_rq, src);
-	else if (__rq_lockp(this_rq) != __rq_lockp(src))
-		raw_spin_rq_unlock(src);
-}
-
-/*
- * tdq_idled()/tdq_trysteal(): a CPU about to idle takes one task from
- * the most loaded CPU sharing its smallest domain that has one to give,
- * widening to the whole machine. On the way to idle (@try, FreeBSD's
- * tdq_trysteal()) it looks ULE_TRYSTEAL_LEVELS levels up only and gives
- * up on a contended runqueue; woken in idle (tdq_idled()) it searches
- * everything and waits for the lock.
+ * tdq_idled(): a CPU about to idle takes one task from the most loaded
+ * CPU sharing its smallest domain that has one to give, widening to the
+ * whole machine. FreeBSD first tries tdq_trysteal() (two levels, a
+ * trylock) on the way out of sched_switch() and runs this full search
+ * from the idle thread right after; here the full search runs at once.
  *
  * Context: balance() or the steal IPI, IRQs off, @this_rq locked and
  * unpinned; double_lock_balance() may drop and retake that lock.
  */
-static bool ule_idle_steal(struct rq *this_rq, bool try)
+static bool ule_idle_steal(struct rq *this_rq)
 {
 	int this_cpu = cpu_of(this_rq), thresh = READ_ONCE(sysctl_sched_ule_steal_thresh);
 	struct sched_domain *sd;
 	bool moved = false;
-	int level = 0;
 
 	lockdep_assert_rq_held(this_rq);
 	if (!thresh || !cpu_active(this_cpu))
@@ -1463,8 +1432,6 @@ static bool ule_idle_steal(struct rq *this_rq, bool try)
 		struct rq *src;
 		int cpu;
 
-		if (try && level++ >= ULE_TRYSTEAL_LEVELS)
-			break;
 		cpu = sched_ev_search(SCHED_EV_ULE_STEAL, this_cpu,
 				      ule_highest(sd, NULL, sched_domain_span(sd), thresh, 1));
 		if (this_rq->ule.load)
@@ -1474,28 +1441,27 @@ static bool ule_idle_steal(struct rq *this_rq, bool try)
 		src = cpu_rq(cpu);
 		if (READ_ONCE(src->ule.load) < thresh || !READ_ONCE(src->ule.transferable))
 			continue;
-		if (!ule_steal_lock(this_rq, src, try))
-			break;
+		double_lock_balance(this_rq, src);
 		if (!this_rq->ule.load && src->ule.load >= thresh && src->ule.transferable) {
-			/* ule_steal_lock() marked both clocks stale. */
+			/* double_lock_balance() marked both clocks stale. */
 			update_rq_clock(this_rq);
 			update_rq_clock(src);
 			p = ule_move_one(src, this_rq, SCHED_MIGRATE_IDLE_BALANCE);
 			moved = !!p;
 		}
-		ule_steal_unlock(this_rq, src, try);
+		double_unlock_balance(this_rq, src);
 	}
 	rcu_read_unlock();
 	return moved;
 }
 
 /*
- * With kern.sched.always_steal, FreeBSD's idle loop steals whenever an
- * interrupt wakes the CPU, not only after a switch; a tickless Linux CPU
- * sleeps until told. So with kernel.sched_ule_always_steal a CPU whose
- * tick finds tasks to give wakes as many idle CPUs nearby as it has
- * transferable tasks, and each steals for itself (tdq_idled()) from this
- * IPI. Off by default, as in FreeBSD.
+ * FreeBSD's idle loop runs tdq_idled() after a switch; with
+ * kern.sched.always_steal (off by default) also whenever an interrupt
+ * wakes the CPU. A tickless Linux CPU sleeps until told, so with
+ * kernel.sched_ule_always_steal a CPU whose tick finds tasks to give
+ * wakes as many idle CPUs nearby as it has transferable tasks, and each
+ * steals for itself from this IPI.
  *
  * Context: hardirq on the idle CPU; takes its rq lock.
  */
@@ -1509,7 +1475,7 @@ static void ule_steal_ipi(void *info)
 	if (!rq->ule.load && ule_cpu_lowpri(cpu_of(rq)) >= ULE_PRI_MIN_IDLE) {
 		update_rq_clock(rq);
 		rq_unpin_lock(rq, &rf);
-		if (ule_idle_steal(rq, false))
+		if (ule_idle_steal(rq))
 			resched_curr(rq);
 		rq_repin_lock(rq, &rf);
 	}
@@ -1567,7 +1533,7 @@ static int balance_ule(struct rq *rq, struct task_struct *prev, struct rq_flags 
 {
 	if (!rq->ule.load && READ_ONCE(sched_normal_class) == &ule_sched_class) {
 		rq_unpin_lock(rq, rf);
-		ule_idle_steal(rq, true);
+		ule_idle_steal(rq);
 		rq_repin_lock(rq, rf);
 	}
 	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq) ||
