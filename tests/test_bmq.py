@@ -6,7 +6,8 @@
   kernel.sched_bmq_yield_type sysctl and what each type does to a
   yielder, the 4 ms slice kept, idle CPUs pulling queued spinners, the
   kernel.sched_bmq_wakeup_gran_us sysctl and what it does to a sleeper's
-  wait beside a spinner;
+  wait beside a spinner, and no balancing between busy CPUs (Project C's
+  behaviour, pinned);
 - bmq_smt.sh on the smt preset with sched_timeslice=2: the 2 ms slice,
   spinners placed on different cores and moved apart by the SMT active
   balance;

@@ -47,7 +47,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..39"
+echo "1..40"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -127,45 +127,36 @@ else
 	not_ok "spinning after sleeping: boost $before -> 7 within 2 s: $(bmq_state)"
 fi
 kill $turn
+# stays_at_7 CPU WHAT MODE: uleload MODE 5000 1000 (5 ms runs, 1 ms naps)
+# alone on CPU keeps boost +7 in at least 15 of 20 samples 50 ms apart.
+stays_at_7() {
+	taskset -c "$1" "$uleload" "$3" 5000 1000 20 >/dev/null &
+	load=$!
+	sleep 1
+	at7=0
+	seen=""
+	for i in $(seq 20); do
+		bmq_read /proc/$load/sched
+		[ "$b_boost" = 7 ] && at7=$((at7 + 1))
+		seen="$seen $b_boost"
+		sleep 0.05
+	done
+	kill $load
+	wait $load 2>/dev/null
+	[ $at7 -ge 15 ] && ok "$2 with 1 ms naps stays at +7 ($at7 of 20 samples)" ||
+		not_ok "$2 with 1 ms naps stays at +7 ($at7 of 20 samples:$seen)"
+}
 # A hog alone on CPU 2: its slice expires 4.2 ms into each 5 ms run and it
 # is picked again; the 0.8 ms left before it sleeps are no short run. A
 # re-pick that restarted the run window boosted it to +6 on every sleep.
-taskset -c 2 "$uleload" sleeper 5000 1000 20 >/dev/null &
-hog=$!
-sleep 1
-at7=0
-seen=""
-for i in $(seq 20); do
-	bmq_read /proc/$hog/sched
-	[ "$b_boost" = 7 ] && at7=$((at7 + 1))
-	seen="$seen $b_boost"
-	sleep 0.05
-done
-kill $hog
-wait $hog 2>/dev/null
-[ $at7 -ge 15 ] && ok "a hog with 1 ms naps stays at +7 ($at7 of 20 samples)" ||
-	not_ok "a hog with 1 ms naps stays at +7 ($at7 of 20 samples:$seen)"
+stays_at_7 2 "a hog" sleeper
 # The same with yields: under yield type 0 each sched_yield() only has the
 # task picked again, which keeps its run window, so sleeping 1 ms after
 # 5 ms of yields is no short run either. A window restarted by each
 # re-pick made every sleep follow a run of microseconds: a boost per nap.
 echo 0 >$Y
-taskset -c 3 "$uleload" yieldsleeper 5000 1000 20 >/dev/null &
-ys=$!
-sleep 1
-at7=0
-seen=""
-for i in $(seq 20); do
-	bmq_read /proc/$ys/sched
-	[ "$b_boost" = 7 ] && at7=$((at7 + 1))
-	seen="$seen $b_boost"
-	sleep 0.05
-done
-kill $ys
-wait $ys 2>/dev/null
+stays_at_7 3 "a yield-spinner" yieldsleeper
 echo 1 >$Y
-[ $at7 -ge 15 ] && ok "a yield-spinner with 1 ms naps stays at +7 ($at7 of 20 samples)" ||
-	not_ok "a yield-spinner with 1 ms naps stays at +7 ($at7 of 20 samples:$seen)"
 wait $turn 2>/dev/null
 
 # c. Strict levels on one CPU: at +7 nice 0 is level 17, nice 1 level 17,
@@ -484,4 +475,32 @@ if [ "$bmq_ipis" -le $((base + 150)) ]; then
 else
 	not_ok "idle CPUs outside the waiters' affinity are not kicked ($bmq_ipis IPIs, pinned $base, cfs $ipis; want <= pinned + 150)"
 fi
+
+# m. No balancing between busy CPUs, as in Project C (bmq.rst): three
+# spinners started on CPU 2, then allowed on CPUs 2-3 while a pinned one
+# keeps CPU 3 busy, all stay on CPU 2 for 3 s. Neither CPU goes idle to
+# pull and nothing else moves a task that never wakes; a balancer between
+# busy CPUs would move one.
+taskset -c 3 sh -c 'while :; do :; done' &
+busy=$!
+crowd=""
+for i in 1 2 3; do
+	taskset -c 2 sh -c 'while :; do :; done' &
+	crowd="$crowd $!"
+done
+sleep 0.5
+for p in $crowd; do
+	taskset -pc 2,3 $p >/dev/null
+done
+sleep 3
+where=""
+for p in $crowd; do
+	read -r line </proc/$p/stat
+	set -- $line
+	shift 38
+	where="$where $1"
+done
+kill $busy $crowd
+wait $busy $crowd 2>/dev/null
+check "$(echo $where)" "2 2 2" "three spinners allowed on CPUs 2-3, CPU 3 busy: none leaves CPU 2"
 tap_done
