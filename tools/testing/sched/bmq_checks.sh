@@ -495,10 +495,7 @@ done
 sleep 3
 where=""
 for p in $crowd; do
-	read -r line </proc/$p/stat
-	set -- $line
-	shift 38
-	where="$where $1"
+	where="$where $(cpus_of $p $p)"
 done
 kill $busy $crowd
 wait $busy $crowd 2>/dev/null

@@ -83,6 +83,7 @@ wait $pid 2>/dev/null
 # default; without it they steal when something else wakes them, or the
 # balancer moves the spinners).
 taskset -pc 0 $$ >/dev/null
+always=$(cat $K/sched_ule_always_steal)
 echo 1 >$K/sched_ule_always_steal
 taskset -c 0 chrt -o 0 "$uleload" spinners "$N" 300 >/tmp/pinned.out &
 pid=$!
@@ -119,7 +120,7 @@ printf '%s\n' "pid $pid" "tids $tids" "nproc $N" "$marker" >"$out/balance.txt"
 echo "# $(grep -c task_migrate: "$out/balance-ftrace.txt") task_migrate lines; $marker"
 kill $pid
 wait $pid 2>/dev/null
-echo 0 >$K/sched_ule_always_steal
+echo "$always" >$K/sched_ule_always_steal
 taskset -pc 0-$((N - 1)) $$ >/dev/null
 
 # c. A balancer per root domain. With the root cpuset's sched_load_balance

@@ -79,6 +79,7 @@
 #include <sys/resource.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,21 @@ static void on_usr1(int sig)
 	atomic_store(&report_late, 1);
 }
 
+/* yieldsleeper: the run part of each loop calls sched_yield() instead. */
+static bool yield_runs;
+
+static void run_for(long us)
+{
+	long t = now_us() + us;
+
+	if (!yield_runs) {
+		spin_until(t);
+		return;
+	}
+	while (now_us() < t)
+		sched_yield();
+}
+
 static void sleeper_loop(void)
 {
 	long loops = 0;
@@ -172,7 +188,7 @@ static void sleeper_loop(void)
 	long t;
 
 	while (now_us() < atomic_load(&end_us)) {
-		spin_until(now_us() + run_us);
+		run_for(run_us);
 		t = now_us() + sleep_us;
 		sleep_for(sleep_us);
 		if (late && nr_late < MAX_LATE)
@@ -609,24 +625,14 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "spinner") && argc == 3) {
 		spin_until(now_us() + arg(argv, 2, 1) * 1000000L);
 		err = 0;
-	} else if (!strcmp(cmd, "yieldsleeper") && argc == 5) {
-		long run = arg(argv, 2, 1), nap = arg(argv, 3, 1);
-		long end = now_us() + arg(argv, 4, 1) * 1000000L, stop;
-
-		while ((stop = now_us() + run) < end) {
-			while (now_us() < stop)
-				sched_yield();
-			sleep_for(nap);
-			atomic_fetch_add(&total_loops, 1);
-		}
-		err = 0;
 	} else if (!strcmp(cmd, "yielder") && argc == 3) {
 		long end = now_us() + arg(argv, 2, 1) * 1000000L;
 
 		while (now_us() < end)
 			sched_yield();
 		err = 0;
-	} else if (!strcmp(cmd, "sleeper") && argc == 5) {
+	} else if ((!strcmp(cmd, "sleeper") || !strcmp(cmd, "yieldsleeper")) && argc == 5) {
+		yield_runs = cmd[0] == 'y';
 		run_us = arg(argv, 2, 1);
 		sleep_us = arg(argv, 3, 1);
 		atomic_store(&end_us, now_us() + arg(argv, 4, 1) * 1000000L);
