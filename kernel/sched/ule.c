@@ -553,10 +553,19 @@ static void ule_resume_work(struct callback_head *work)
 			ule_set_lowpri(rq);
 		}
 		switch_now = (ue->flags & ULE_F_NEEDRESCHED) || ule_rq_of(rq)->lowpri < ue->prio;
+		if (switch_now)
+			ue->flags = ule_switch_for(ue->flags, ule_rq_of(rq)->lowpri);
 	}
 	task_rq_unlock(rq, p, &rf);
 	if (switch_now)
 		schedule();
+}
+
+/* Switch @curr out for a waiting ULE task of priority @pri. */
+static void ule_resched_for(struct rq *rq, struct task_struct *curr, unsigned int pri)
+{
+	curr->ule.flags = ule_switch_for(curr->ule.flags, pri);
+	resched_curr(rq);
 }
 
 /*
@@ -630,7 +639,7 @@ static void check_preempt_curr_ule(struct rq *rq, struct task_struct *p, int fla
 		return;
 	update_curr_ule(rq);
 	if (ule_preempt_now(rq, curr, p->ule.prio))
-		resched_curr(rq);
+		ule_resched_for(rq, curr, p->ule.prio);
 }
 
 static void set_next_task_ule(struct rq *rq, struct task_struct *p, bool first)
@@ -703,8 +712,7 @@ static void put_prev_task_ule(struct rq *rq, struct task_struct *p)
 	ue->last_ran = rq_clock(rq);
 	if ((ue->flags & ULE_F_QUEUED) && !ule_on_runq(p)) {
 		ule_switch_boost(rq, p);
-		ule_runq_add(rq, p, !(ue->flags & (ULE_F_SLICEEND | ULE_F_YIELD |
-						  ULE_F_NEEDRESCHED)));
+		ule_runq_add(rq, p, ule_requeue_head(ue->flags));
 		if (ue->prio < ule_rq_of(rq)->lowpri)
 			WRITE_ONCE(ule_rq_of(rq)->lowpri, ue->prio);
 	}
@@ -761,13 +769,13 @@ static void task_tick_ule(struct rq *rq, struct task_struct *p, int queued)
 			ule_set_lowpri(rq);
 			/* The work the boost was for is done: a better task goes first. */
 			if ((flags & ~ue->flags & ULE_F_KPREEMPT) && ule_rq_of(rq)->lowpri < prio)
-				resched_curr(rq);
+				ule_resched_for(rq, p, ule_rq_of(rq)->lowpri);
 		}
 	}
 	if (!(ue->flags & ULE_F_SLICEEND) && ule_rq_of(rq)->preempt_pri < ue->prio &&
 	    ule_preempt_now(rq, p, ule_rq_of(rq)->preempt_pri)) {
 		/* A wakeup's preemption waited for wakeup_gran. */
-		resched_curr(rq);
+		ule_resched_for(rq, p, ule_rq_of(rq)->preempt_pri);
 	}
 	ule_kick_idle(rq);
 }
@@ -840,7 +848,7 @@ static void ule_curr_prio_changed(struct rq *rq, struct task_struct *p, unsigned
 	ule_set_prio(p, prio);
 	ule_set_lowpri(rq);
 	if (ule_rq_of(rq)->lowpri < prio)
-		resched_curr(rq);
+		ule_resched_for(rq, p, ule_rq_of(rq)->lowpri);
 }
 
 static void prio_changed_ule(struct rq *rq, struct task_struct *p, int oldprio)

@@ -309,6 +309,29 @@ static inline unsigned int ule_kthread_prio(int nice, bool spent, unsigned int t
 	return spent ? timeshare : ULE_PRI_MIN_KERN + nice + ULE_NICE_HALF;
 }
 
+/*
+ * The flags of the running task when a switch is asked for a waiting task
+ * of priority @pri. Batch tasks are picked by calendar slot, not by
+ * priority: put back at the head of the slot being drained, the running
+ * task would be picked again and the switch would do nothing, so it goes
+ * to its own slot, as after FreeBSD's TDF_NEEDRESCHED.
+ */
+static inline u8 ule_switch_for(u8 flags, unsigned int pri)
+{
+	if (pri >= ULE_PRI_MIN_BATCH && pri <= ULE_PRI_MAX_BATCH)
+		return flags | ULE_F_NEEDRESCHED;
+	return flags;
+}
+
+/*
+ * tdq_runq_add(): whether a task put back on its queue with flags @flags
+ * goes to the head of its list (preempted with slice left) or the tail.
+ */
+static inline bool ule_requeue_head(u8 flags)
+{
+	return !(flags & (ULE_F_SLICEEND | ULE_F_YIELD | ULE_F_NEEDRESCHED));
+}
+
 /* The priority a task with own priority @prio and flags @flags runs at. */
 static inline unsigned int ule_boosted_prio(unsigned int prio, u8 flags)
 {

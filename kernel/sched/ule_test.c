@@ -217,6 +217,30 @@ static void ule_test_kernel_preempt_boost(struct kunit *test)
 }
 
 /*
+ * A switch asked for a waiting batch task puts the running task back in
+ * its calendar slot; one asked for an interactive task, a kernel thread
+ * or by a preemption leaves it at the head, and a slice end or a yield
+ * always sends it to the tail.
+ */
+static void ule_test_switch_requeue(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, ule_requeue_head(0));
+	KUNIT_EXPECT_TRUE(test, ule_requeue_head(ULE_F_QUEUED | ULE_F_KPREEMPT));
+	KUNIT_EXPECT_FALSE(test, ule_requeue_head(ULE_F_SLICEEND));
+	KUNIT_EXPECT_FALSE(test, ule_requeue_head(ULE_F_YIELD));
+	KUNIT_EXPECT_FALSE(test, ule_requeue_head(ULE_F_NEEDRESCHED));
+
+	KUNIT_EXPECT_FALSE(test, ule_requeue_head(ule_switch_for(0, ULE_PRI_MIN_BATCH)));
+	KUNIT_EXPECT_FALSE(test, ule_requeue_head(ule_switch_for(0, ULE_PRI_MAX_BATCH)));
+	KUNIT_EXPECT_TRUE(test, ule_requeue_head(ule_switch_for(0, ULE_PRI_MAX_INTERACT)));
+	KUNIT_EXPECT_TRUE(test, ule_requeue_head(ule_switch_for(0, ULE_PRI_MIN_KERN)));
+	KUNIT_EXPECT_TRUE(test, ule_requeue_head(ule_switch_for(0, ULE_PRI_MIN_IDLE)));
+	/* Other flags pass through untouched. */
+	KUNIT_EXPECT_EQ(test, ule_switch_for(ULE_F_QUEUED | ULE_F_KPREEMPT, ULE_PRI_MIN_BATCH),
+			ULE_F_QUEUED | ULE_F_KPREEMPT | ULE_F_NEEDRESCHED);
+}
+
+/*
  * A kernel thread keeps the kernel band across any number of short runs
  * and sleeps, loses it after a whole slice without sleeping, whatever
  * preempts it meanwhile, and gets it back at its next wakeup.
@@ -265,6 +289,7 @@ static struct kunit_case ule_test_cases[] = {
 	KUNIT_CASE(ule_test_sleep_credit),
 	KUNIT_CASE(ule_test_kernel_preempt_boost),
 	KUNIT_CASE(ule_test_kthread_slice),
+	KUNIT_CASE(ule_test_switch_requeue),
 	{}
 };
 

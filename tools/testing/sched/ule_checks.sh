@@ -18,7 +18,9 @@
 #      also while the spinner's policy flips between batch and normal, and
 #      at once under kernel.sched_ule_strict=1 (FreeBSD's rules), which
 #      also puts a spinner preempted by a local wakeup at the tail of its
-#      list where the default puts it back at the head;
+#      list where the default puts it back at the head; under both a
+#      reader woken by write() on its CPU runs when the writer returns to
+#      user space, interactive or batch;
 #   g. priority lending: a batch thread holding a PI mutex runs at the
 #      priority of the interactive thread blocked on it, at its own after.
 # Usage: ule_checks.sh OUTDIR ULELOAD
@@ -57,7 +59,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..60"
+echo "1..64"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -411,6 +413,31 @@ else
 fi
 kill $spinner $spinner2 $sleeper
 wait $spinner $spinner2 $sleeper 2>/dev/null
+# When a wakeup from a system call switches. A batch sender writes 256 KiB
+# at a time to a unix socket whose reader shares CPU 1, interactive or
+# SCHED_BATCH with a better priority than the sender's. As on FreeBSD
+# (TDF_NEEDRESCHED, taken at userret) the reader gets the CPU on the
+# sender's way back to user space: under sched_ule_strict through the
+# deferral, by default because the sender preempted in the kernel runs
+# boosted until then. A batch sender put back at the head of the calendar
+# slot being drained would be picked again, and a batch reader wait for
+# the end of its slice.
+for strict in 0 1; do
+	echo $strict >$K/sched_ule_strict
+	for reader in interactive batch; do
+		b=$(taskset -c 1 "$uleload" burst 256 5 ${reader#interactive} | grep '^bursts ')
+		echo "# sched_ule_strict=$strict, $reader reader: $b"
+		set -- $b
+		bursts=${2:-0} back=${6:-0}
+		msg="sched_ule_strict=$strict: a reader ($reader) woken by write() on its CPU runs on the writer's way back to user space in $back of $bursts bursts"
+		if [ "$bursts" -ge 20 ] && [ $((5 * back)) -ge $((4 * bursts)) ]; then
+			ok "$msg"
+		else
+			not_ok "$msg (want 20 or more, at least four fifths)"
+		fi
+	done
+done
+echo 0 >$K/sched_ule_strict
 # g. Priority lending (FreeBSD's sched_lend_prio() through turnstiles; here
 # rt_mutex, i.e. PI futexes): a batch owner spins holding the mutex; once
 # the waiter is interactive it blocks on it, and the owner runs at the

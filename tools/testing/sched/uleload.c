@@ -58,6 +58,19 @@
  *   uleload merge MIB SECONDS                MIB of identical pages offered
  *                                            to KSM (MADV_MERGEABLE), held for
  *                                            SECONDS: work for ksmd
+ *   uleload burst KIB SECONDS [batch]        a sender spins 20 ms, then writes
+ *                                            KIB in one write() to a unix
+ *                                            stream socket, over and over; a
+ *                                            reader thread (SCHED_BATCH with
+ *                                            batch) blocks on the other end.
+ *                                            Of the bursts read while ULE has
+ *                                            the reader interactive (batch:
+ *                                            after 1 s), prints "bursts N
+ *                                            inside I return R later L": how
+ *                                            many, and when the reader got
+ *                                            the CPU: inside write(), on the
+ *                                            sender's way back to user space,
+ *                                            or after it
  *
  * sleeper, spinner and pool end with "loops L cpu_ms C" (sleep cycles, CPU
  * time of the process). Bursts are timed by the monotonic clock, not by
@@ -84,6 +97,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -574,6 +588,95 @@ static int merge(long mib, long seconds)
 	return 0;
 }
 
+/*
+ * burst: when the reader gets the CPU after the sender's write() woke it.
+ * Inside write() (kernel code preempted), its first read of the burst
+ * gets a part; on the sender's way back to user space, all of it before
+ * the sender has marked the write done; any later, all of it after.
+ */
+#define BURST_SPIN_US	20000
+#define BURST_WARMUP_US	1000000
+
+static int burst_fd[2];
+static long burst_len;
+static bool burst_batch;
+static atomic_long burst_done;	/* bursts whose write() has returned */
+static long nr_bursts, nr_inside, nr_return, nr_later;
+
+static void *burst_reader(void *arg)
+{
+	long got = 0, seen = 0, start = now_us();
+	char *buf = malloc(burst_len);
+	struct sched_param zero = { 0 };
+	bool counting = false;
+	ssize_t n;
+
+	if (!buf)
+		return NULL;
+	if (burst_batch && sched_setscheduler(0, SCHED_BATCH, &zero))
+		perror("uleload: SCHED_BATCH");
+	while ((n = read(burst_fd[1], buf, burst_len - got)) > 0) {
+		if (!got && counting) {
+			nr_bursts++;
+			if (n < burst_len)
+				nr_inside++;
+			else if (atomic_load(&burst_done) <= seen)
+				nr_return++;
+			else
+				nr_later++;
+		}
+		got += n;
+		if (got < burst_len)
+			continue;
+		got = 0;
+		seen++;
+		/* Interactive, as ULE sees it, or batch past its start. */
+		if (seen % 10 == 0)
+			counting = burst_batch ? now_us() - start > BURST_WARMUP_US :
+						 ule_interactive_now();
+	}
+	free(buf);
+	return NULL;
+}
+
+static int burst(long kib, long seconds, bool batch)
+{
+	long end = now_us() + seconds * 1000000L, sent;
+	int sndbuf = 4 * kib * 1024;
+	pthread_t reader;
+	char *buf;
+	ssize_t n;
+
+	burst_len = kib * 1024;
+	burst_batch = batch;
+	buf = calloc(1, burst_len);
+	if (!buf || socketpair(AF_UNIX, SOCK_STREAM, 0, burst_fd)) {
+		perror("uleload: burst");
+		return 1;
+	}
+	/* Room for whole bursts: a full socket would block the sender. */
+	if (setsockopt(burst_fd[0], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)))
+		perror("uleload: SO_SNDBUFFORCE");
+	if (pthread_create(&reader, NULL, burst_reader, NULL))
+		return 1;
+	while (now_us() < end) {
+		spin_until(now_us() + BURST_SPIN_US);
+		for (sent = 0; sent < burst_len; sent += n) {
+			n = write(burst_fd[0], buf + sent, burst_len - sent);
+			if (n <= 0) {
+				perror("uleload: burst write");
+				return 1;
+			}
+		}
+		atomic_fetch_add(&burst_done, 1);
+	}
+	shutdown(burst_fd[0], SHUT_WR);
+	pthread_join(reader, NULL);
+	printf("bursts %ld inside %ld return %ld later %ld\n", nr_bursts, nr_inside, nr_return,
+	       nr_later);
+	return 0;
+}
+
 static long arg(char **argv, int i, long min)
 {
 	char *end;
@@ -593,7 +696,8 @@ static int print_usage(void)
 			"       turn RUN_US SLEEP_US S1 S2 | frames FPS WORK_US SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
 			"       pi [WAITER_NICE] | write FILE VALUE | mapper SECONDS |\n"
-			"       mapsread PID SECONDS | merge MIB SECONDS\n");
+			"       mapsread PID SECONDS | merge MIB SECONDS |\n"
+			"       burst KIB SECONDS [batch]\n");
 	return 2;
 }
 
@@ -622,6 +726,8 @@ int main(int argc, char **argv)
 		return maps_read(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "merge") && argc == 4)
 		return merge(arg(argv, 2, 1), arg(argv, 3, 1));
+	if (!strcmp(cmd, "burst") && (argc == 4 || (argc == 5 && !strcmp(argv[4], "batch"))))
+		return burst(arg(argv, 2, 1), arg(argv, 3, 1), argc == 5);
 	if (!strcmp(cmd, "spinner") && argc == 3) {
 		spin_until(now_us() + arg(argv, 2, 1) * 1000000L);
 		err = 0;
