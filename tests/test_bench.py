@@ -1,14 +1,13 @@
 """scripts/bench-sched: parsing of class_bench.sh's output, medians, ratios
 to CFS, the table, and argument errors. The guest run itself is a benchmark
-(ratios, not a timed test); test_class_bench_runs_every_benchmark only
-checks that every tool runs under each class."""
+(ratios, not a timed test); that every tool of both suites runs under each
+class is checked by scripts/reproduce's quick run (test_reproduce.py)."""
 
 import subprocess
 
 import pytest
 
-from schedlab import bench, build, paths
-from schedlab.paths import GUEST_TESTS
+from schedlab import bench, paths
 
 SAMPLE = """bench hackbench hackbench -g 10 -l 200
 bench pipe perf bench sched pipe -l 20000
@@ -116,36 +115,3 @@ def test_script_rejects_bad_arguments_before_building(args):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "error" in proc.stderr
-
-
-@pytest.mark.ule
-def test_class_bench_runs_every_benchmark(guest):
-    """One round at smoke sizes on the debug kernel: every benchmark runs and
-    reports a time under each class, the switches leave no splat, and the
-    class is back to CFS at the end."""
-    res = guest(f"sh {GUEST_TESTS}/class_bench.sh 'cfs ule bmq' 1 0; "
-                "cat /proc/sys/kernel/sched_class", topology="2x4")
-    runs, commands, failures = bench.parse(res.output)
-    assert len(commands) == 5, res.output
-    assert not failures, res.output
-    assert {(b, c) for b in runs for c in runs[b]} == {(b, c) for b in commands
-                                                      for c in ("cfs", "ule", "bmq")}
-    assert res.output.rstrip().splitlines()[-1] == "cfs"
-
-
-@pytest.mark.bmq
-def test_bmq_suite_runs_every_benchmark(guest):
-    """The BMQ thesis's suite at smoke sizes: messaging with 10 and 20
-    groups reports seconds and the frame task a percentage of missed
-    frames beside 2, 4 and 8 spinners, under CFS and BMQ."""
-    uleload = build.guest_program("uleload")
-    res = guest(f"sh {GUEST_TESTS}/class_bench.sh 'cfs bmq' 1 0 bmq {uleload}", topology="2x4")
-    runs, commands, failures = bench.parse(res.output)
-    assert sorted(commands) == ["frames-10", "frames-20", "frames-40", "messaging-g10",
-                                "messaging-g20"], res.output
-    assert not failures, res.output
-    for b in commands:
-        for c in ("cfs", "bmq"):
-            assert len(runs[b][c]) == 1, res.output
-            if b.startswith("frames"):
-                assert 0 <= runs[b][c][0] <= 100, res.output

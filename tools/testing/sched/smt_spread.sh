@@ -22,8 +22,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ule_lib.sh"
 C=/sys/devices/system/cpu
 cls=$(cat $K/sched_class)
-SETTLE_S=2
-SAMPLES=12
+# Shorter with SETTLE_S and SAMPLES in the environment (scripts/reproduce --quick).
+SETTLE_S=${SETTLE_S:-2}
+SAMPLES=${SAMPLES:-12}
 MAX_BAD_CS=600
 
 # core_N: the first SMT sibling of CPU N, read once (a fork per sample

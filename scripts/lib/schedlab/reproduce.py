@@ -1,0 +1,1323 @@
+"""scripts/reproduce: the seeds' experiments in one command, each a small
+adapter around an existing guest script, with raw runs, metadata, paired
+bootstrap intervals, a report and plots (Documentation/scheduler/
+reproduction.rst).
+
+The parts, in order: the experiment registry (an experiment is one
+function registered with @experiment), the statistics over raw runs, the
+JSON document and its checks, metadata, the report and plots, compare,
+progress, the two runners (a QEMU guest, or this machine with --host) and
+finally the adapters themselves."""
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import random
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import bench, build, paths, vm
+
+SCHEMA = 1
+RESULTS = paths.REPO / "results"
+SCHED_CLASS = Path("/proc/sys/kernel/sched_class")
+CLASSES = ("cfs", "ule", "bmq")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# Seconds a boot costs beyond its rounds (boot, probe, power-off), for the
+# estimate of time left.
+BOOT_SECONDS = 40
+
+
+class ReproduceError(Exception):
+    """An experiment ran but gave nothing usable; the message says why."""
+
+
+# -- registry ----------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """What an experiment reproduces and how to run it. `run(ctx, topology)`
+    boots once on `topology` and returns an Outcome; experiments with
+    fixed `topologies` run on each of them, the others on -t or
+    `default_topology`."""
+    name: str
+    title: str
+    seed: str
+    published: str
+    classes: tuple
+    variants: tuple
+    base: str
+    run: object
+    features: tuple = ()
+    default_topology: str = "1x2"
+    topologies: tuple = ()
+    quick_topologies: tuple = ()
+    seconds_per_round: float = 60.0
+    quick_seconds: float = 60.0
+    estimates: tuple = ()           # (topology, seconds per round) pairs
+
+    def topologies_for(self, override, quick, host):
+        """Topologies to boot, in order: this machine alone with --host;
+        the experiment's own list when it has one (-t does not apply);
+        otherwise -t, or the default (1x2 with --quick, where 2 vCPUs
+        keep a lockdep kernel quick)."""
+        if host:
+            return ["host"]
+        if self.topologies:
+            return list(self.quick_topologies or self.topologies) if quick \
+                else list(self.topologies)
+        return [override or ("1x2" if quick else self.default_topology)]
+
+    def estimate(self, topology, quick):
+        """Seconds one round takes on `topology`: the reference topology's
+        figure, scaled by how many more vCPUs it has (the same two host
+        cores run them all)."""
+        if quick:
+            return self.quick_seconds
+        if topology == "host":
+            return self.seconds_per_round
+        if topology in dict(self.estimates):
+            return dict(self.estimates)[topology]
+        ref = vm.topology(self.topologies[0] if self.topologies else self.default_topology)
+        return self.seconds_per_round * max(1.0, vm.topology(topology).cpus / ref.cpus)
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """An experiment of issue 17 that has no adapter yet: listed, never run."""
+    name: str
+    seed: str
+    what: str
+
+
+EXPERIMENTS = {}
+PLANNED = {p.name: p for p in [
+    Planned("starvation", "seed 000 §5.1 (Figure 1, Table 2)",
+            "a CPU hog beside 80 mostly sleeping threads on one CPU: the hog's share "
+            "over time per class"),
+    Planned("interactivity-trace", "seed 000 §5.2 (Figures 3-4)",
+            "128-thread sysbench on ULE: each thread's priority and interactivity "
+            "penalty over time"),
+    Planned("unpin", "seed 000 §6.1 (Figure 6)",
+            "spinners pinned to CPU 0 then unpinned on 4x8: threads per CPU over time "
+            "and time to one per CPU, per class"),
+    Planned("barrier-hpc", "seed 000 §6.3 (Figure 8, MG)",
+            "a barrier-synchronised stencil, one thread per CPU: completion time per class"),
+    Planned("wakeup-latency", "issue 17 item 8",
+            "wakeup latency p50/p99/p99.9 under load per class (cyclictest, rt-app, "
+            "a schbench-like message-passing benchmark)"),
+    Planned("smt-throughput", "seed 003 (throughput per instance count)",
+            "a mixed SMT workload's throughput per class"),
+    Planned("applications", "seed 000 §6.3-§6.4 (Figures 8-9), seed 004",
+            "packaged applications alone and in pairs, make -j1/-jN turnaround, per class"),
+    Planned("phoronix", "seed 000 §6.3 (--host only)",
+            "Phoronix Test Suite results per class on real hardware"),
+    Planned("nas", "seed 000 §6.3, seed 001 Table 1 (--host only)",
+            "NAS Parallel Benchmarks per class on real hardware"),
+]}
+
+
+def experiment(name, **fields):
+    """Register the decorated function as experiment `name`: adding an
+    experiment is this decorator and one function."""
+    def register(fn):
+        EXPERIMENTS[name] = Experiment(name=name, run=fn, **fields)
+        return fn
+    return register
+
+
+def bench_info(unit, compare="ratio", worse="slower", better="faster"):
+    """How a benchmark's values are compared with the base variant: as a
+    ratio (times, neutral 1) or a difference (percentages and fractions
+    whose base may be 0, neutral 0), and the words for a measured
+    difference (lower is better for every benchmark here)."""
+    return {"unit": unit, "compare": compare, "worse": worse, "better": better}
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one boot of an adapter gives: raw runs (one dict per value),
+    the benchmarks' descriptions, the commands run, failed runs and the
+    kernel release the guest reported."""
+    runs: list
+    benches: dict
+    commands: dict = dataclasses.field(default_factory=dict)
+    failures: list = dataclasses.field(default_factory=list)
+    release: str = ""
+
+
+# -- statistics --------------------------------------------------------------
+
+def values_of(runs, bench_name, variant):
+    """Every value of one benchmark and variant, in round order."""
+    return [r["value"] for r in sorted(runs, key=lambda r: r["round"])
+            if r["bench"] == bench_name and r["variant"] == variant]
+
+
+def by_round(runs, bench_name, variant):
+    """{round: value} of one benchmark and variant."""
+    return {r["round"]: r["value"] for r in runs
+            if r["bench"] == bench_name and r["variant"] == variant}
+
+
+def paired(values, base_values, compare):
+    """Per-round ratio (or difference) to the base of every round both ran;
+    a ratio skips rounds whose base is not positive."""
+    out = []
+    for rnd in sorted(values):
+        if rnd not in base_values:
+            continue
+        if compare == "difference":
+            out.append(values[rnd] - base_values[rnd])
+        elif base_values[rnd] > 0:
+            out.append(values[rnd] / base_values[rnd])
+    return out
+
+
+def verdict(low, high, compare="ratio", worse="slower", better="faster"):
+    """bench.verdict's wording ("no difference measured" when the interval
+    holds the neutral value, "too few rounds" without one), with the
+    benchmark's own words for a measured difference."""
+    shift = 1 if compare == "difference" else 0
+    said = bench.verdict(None if low is None else low + shift,
+                         None if high is None else high + shift)
+    return {"slower": worse, "faster": better}.get(said, said)
+
+
+def summarise(doc):
+    """Per benchmark: each variant's median, spread and count, and each
+    other variant against the base: the median of the per-round ratios
+    (or differences) with its seeded bootstrap 95 % interval and verdict.
+    Computed from the raw runs, so a report is reproducible from them."""
+    runs, base = doc["runs"], doc["base"]
+    out = {}
+    for name, info in doc["benches"].items():
+        entry = {**info, "variants": {}, "vs_base": {}}
+        for variant in doc["variants"]:
+            vals = values_of(runs, name, variant)
+            if vals:
+                entry["variants"][variant] = {
+                    "n": len(vals), "median": statistics.median(vals),
+                    "min": min(vals), "max": max(vals)}
+        base_rounds = by_round(runs, name, base)
+        for variant in doc["variants"]:
+            if variant == base:
+                continue
+            pairs = paired(by_round(runs, name, variant), base_rounds, info["compare"])
+            if not pairs:
+                continue
+            low, high = bench.bootstrap_ci(pairs)
+            entry["vs_base"][variant] = {
+                "n": len(pairs), "median": statistics.median(pairs), "ci": [low, high],
+                "verdict": verdict(low, high, info["compare"], info["worse"], info["better"])}
+        out[name] = entry
+    return out
+
+
+def bootstrap_change(a, b, compare="ratio", resamples=bench.BOOTSTRAP_RESAMPLES,
+                     level=bench.CONFIDENCE, seed=1):
+    """Percentile bootstrap interval of median(b) / median(a) (or b - a),
+    resampling the rounds of each folder independently: the two runs are
+    separate boots, so their rounds do not pair. (None, None) below
+    bench.MIN_ROUNDS in either."""
+    if min(len(a), len(b)) < bench.MIN_ROUNDS:
+        return None, None
+    rng = random.Random(seed)
+    changes = []
+    for _ in range(resamples):
+        ma = statistics.median(rng.choices(a, k=len(a)))
+        mb = statistics.median(rng.choices(b, k=len(b)))
+        if compare == "difference":
+            changes.append(mb - ma)
+        elif ma > 0:
+            changes.append(mb / ma)
+    if not changes:
+        return None, None
+    changes.sort()
+    tail = (1 - level) / 2
+    return (changes[int(tail * len(changes))],
+            changes[min(len(changes) - 1, int((1 - tail) * len(changes)))])
+
+
+def change_of(a, b, compare="ratio"):
+    """median(b) / median(a), or their difference; None without a base."""
+    ma, mb = statistics.median(a), statistics.median(b)
+    if compare == "difference":
+        return mb - ma
+    return mb / ma if ma > 0 else None
+
+
+# -- the JSON document -------------------------------------------------------
+
+METADATA_KEYS = ("git_revision", "git_dirty", "kernel_release", "config", "config_sha256",
+                 "topology", "classes", "features", "host_cpu", "qemu_mode", "rounds",
+                 "quick", "date", "command_line")
+
+
+def document(exp, outcome_runs, benches, commands, failures, meta):
+    """The JSON of one experiment: what it reproduces, the metadata, every
+    raw run and the summary derived from them."""
+    doc = {"schema": SCHEMA, "experiment": exp.name, "title": exp.title, "seed": exp.seed,
+           "published": exp.published, "variants": list(exp.variants), "base": exp.base,
+           "metadata": meta, "benches": benches, "commands": commands,
+           "failures": failures, "runs": outcome_runs}
+    doc["summary"] = summarise(doc)
+    return doc
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def validate(doc):
+    """Problems of a result document (empty when well formed): the checks
+    --quick applies to every experiment it runs, and compare to what it
+    reads."""
+    problems = []
+    for key, kind in (("schema", int), ("experiment", str), ("seed", str),
+                      ("published", str), ("variants", list), ("base", str),
+                      ("metadata", dict), ("benches", dict), ("runs", list),
+                      ("failures", list), ("commands", dict)):
+        if not isinstance(doc.get(key), kind):
+            problems.append(f"{key}: missing or not a {kind.__name__}")
+    if problems:
+        return problems
+    if doc["schema"] != SCHEMA:
+        problems.append(f"schema {doc['schema']}, expected {SCHEMA}")
+    missing = [k for k in METADATA_KEYS if k not in doc["metadata"]]
+    if missing:
+        problems.append(f"metadata lacks {', '.join(missing)}")
+    if doc["base"] not in doc["variants"]:
+        problems.append(f"base {doc['base']!r} is not a variant")
+    if not doc["runs"]:
+        problems.append("no runs")
+    for i, run in enumerate(doc["runs"]):
+        if run.get("bench") not in doc["benches"]:
+            problems.append(f"run {i}: unknown bench {run.get('bench')!r}")
+        if run.get("variant") not in doc["variants"]:
+            problems.append(f"run {i}: unknown variant {run.get('variant')!r}")
+        if not isinstance(run.get("round"), int) or run["round"] < 1:
+            problems.append(f"run {i}: round {run.get('round')!r}")
+        if not _number(run.get("value")):
+            problems.append(f"run {i}: value {run.get('value')!r}")
+    for name, info in doc["benches"].items():
+        if info.get("compare") not in ("ratio", "difference") or not info.get("unit"):
+            problems.append(f"bench {name}: compare/unit {info}")
+    return problems
+
+
+def check_png(path):
+    """Problems of a plot file: it must exist and be a PNG with pixels."""
+    path = Path(path)
+    if not path.is_file():
+        return [f"{path.name}: missing"]
+    data = path.read_bytes()
+    if not data.startswith(PNG_MAGIC) or len(data) < 100:
+        return [f"{path.name}: not a PNG"]
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    return [] if width > 0 and height > 0 else [f"{path.name}: empty image"]
+
+
+def load_folder(folder):
+    """{experiment: document} of a result folder, in registry order."""
+    docs = {}
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            doc = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(doc, dict) and doc.get("schema") and doc.get("experiment"):
+            docs[doc["experiment"]] = doc
+    order = list(EXPERIMENTS)
+    return dict(sorted(docs.items(), key=lambda kv: (
+        order.index(kv[0]) if kv[0] in order else len(order), kv[0])))
+
+
+# -- metadata ----------------------------------------------------------------
+
+def git_state(repo=paths.REPO):
+    """(short revision, dirty): dirty when a tracked file differs from the
+    commit, so a result never passes for one of a clean tree."""
+    def git(*args):
+        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
+                              text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+    rev = git("rev-parse", "--short", "HEAD") or "unknown"
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return rev, bool(status) if status is not None else True
+
+
+def cpu_model(cpuinfo=Path("/proc/cpuinfo")):
+    """The host CPU's model name: emulated times depend on it."""
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                return value.strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def config_hash(config_path):
+    """sha256 of the .config a kernel was built from (None without one):
+    two results are comparable only with the same configuration."""
+    try:
+        return hashlib.sha256(Path(config_path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def host_config_path(release):
+    """This machine's kernel configuration, where distributions keep it."""
+    path = Path(f"/boot/config-{release}")
+    return path if path.exists() else None
+
+
+def metadata(exp, *, release, config, config_sha256, topologies, qemu_mode, rounds, quick,
+             argv, git=None, cpu=None, now=None):
+    """Everything needed to tell two results apart, and to redo one."""
+    rev, dirty = git or git_state()
+    return {
+        "git_revision": rev, "git_dirty": dirty, "kernel_release": release,
+        "config": config, "config_sha256": config_sha256,
+        "topology": topologies[0] if len(topologies) == 1 else list(topologies),
+        "classes": list(exp.classes), "features": list(exp.features),
+        "host_cpu": cpu or cpu_model(), "host_cpus": os.cpu_count(),
+        "qemu_mode": qemu_mode, "rounds": rounds, "quick": quick,
+        "date": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
+        "command_line": " ".join(shlex.quote(a) for a in argv),
+    }
+
+
+def result_dir(root=RESULTS, now=None, git=None):
+    """results/<date>-<rev>[-dirty]/, or with -2, -3... when that folder
+    already holds results: a run never overwrites an earlier one."""
+    rev, dirty = git or git_state()
+    stem = f"{(now or datetime.now()).strftime('%Y-%m-%d')}-{rev}{'-dirty' if dirty else ''}"
+    folder, n = Path(root) / stem, 1
+    while folder.exists() and any(folder.iterdir()):
+        n += 1
+        folder = Path(root) / f"{stem}-{n}"
+    return folder
+
+
+# -- report and plots --------------------------------------------------------
+
+def fmt(value):
+    """A number with the precision its size warrants."""
+    if value is None:
+        return "-"
+    size = abs(value)
+    return f"{value:.0f}" if size >= 100 else f"{value:.1f}" if size >= 10 else f"{value:.3f}"
+
+
+def relation(variant, base, compare):
+    return f"{variant}/{base}" if compare == "ratio" else f"{variant}−{base}"
+
+
+def describe_vs(stat):
+    """"0.987 (0.95-1.03, 10 rounds): no difference measured"."""
+    low, high = stat["ci"]
+    interval = f"{fmt(low)} to {fmt(high)}, " if low is not None else ""
+    rounds = f"{stat['n']} round{'s' if stat['n'] != 1 else ''}"
+    return f"{fmt(stat['median'])} ({interval}{rounds}): {stat['verdict']}"
+
+
+def table(doc, summary=None):
+    """Markdown table of one experiment: median per variant and each other
+    variant against the base with its interval and verdict."""
+    summary = summary or summarise(doc)
+    variants, base = doc["variants"], doc["base"]
+    others = [v for v in variants if v != base]
+    heads = ["benchmark", "unit"] + variants + ["compared as"] + [f"{v} vs {base}" for v in others]
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    for name, entry in summary.items():
+        cells = [name, entry["unit"]]
+        cells += [fmt(entry["variants"][v]["median"]) if v in entry["variants"] else "-"
+                  for v in variants]
+        cells.append("ratio" if entry["compare"] == "ratio" else "difference")
+        cells += [describe_vs(entry["vs_base"][v]) if v in entry["vs_base"] else "-"
+                  for v in others]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def report_section(doc):
+    """One experiment's part of report.md."""
+    meta = doc["metadata"]
+    topo = meta["topology"] if isinstance(meta["topology"], str) else ", ".join(meta["topology"])
+    how = "this machine (--host)" if meta["qemu_mode"] == "host" else \
+        f"QEMU {meta['qemu_mode']}, topology {topo}"
+    lines = [f"## {doc['experiment']}: {doc['title']}", "",
+             f"Reproduces: {doc['seed']}.", "",
+             f"Published shape: {doc['published']}", "",
+             f"Run: {meta['rounds']} round(s){' (--quick)' if meta.get('quick') else ''} "
+             f"on {how}; kernel {meta['kernel_release'] or 'unknown'}, config "
+             f"{meta['config']} (sha256 {str(meta['config_sha256'])[:12]}); "
+             f"classes {', '.join(meta['classes'])}"
+             + (f"; features {', '.join(meta['features'])}" if meta["features"] else "")
+             + ".", "", table(doc), ""]
+    if doc["failures"]:
+        lines += [f"Failed runs, left out: {len(doc['failures'])} "
+                  f"({'; '.join(str(f) for f in doc['failures'][:5])}).", ""]
+    lines += [f"![{doc['experiment']}]({doc['experiment']}.png)", ""]
+    return "\n".join(lines)
+
+
+def write_report(folder):
+    """report.md of every experiment in `folder`, from their raw runs."""
+    folder = Path(folder)
+    docs = load_folder(folder)
+    first = next(iter(docs.values()), None)
+    head = ["# Reproduction report", ""]
+    if first:
+        meta = first["metadata"]
+        head += [f"Revision {meta['git_revision']}{' (dirty tree)' if meta['git_dirty'] else ''}, "
+                 f"{meta['date']}, host CPU {meta['host_cpu']}. Intervals: seeded "
+                 f"bootstrap {int(bench.CONFIDENCE * 100)} % of the median of per-round "
+                 f"ratios (or differences) to the base, which alternates with the other "
+                 f"variants in one boot; none below {bench.MIN_ROUNDS} rounds. An interval "
+                 f"that holds 1 (0 for differences) is \"no difference measured\".", ""]
+    body = [report_section(doc) for doc in docs.values()]
+    out = folder / "report.md"
+    out.write_text("\n".join(head + body))
+    return out
+
+
+def plot(doc, path, summary=None):
+    """Per benchmark, a box and every run of each variant, the comparison
+    with its interval in the title."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summary = summary or summarise(doc)
+    names = list(summary)
+    cols = min(3, max(1, len(names)))
+    rows = math.ceil(len(names) / cols) or 1
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        entry = summary[name]
+        variants = [v for v in doc["variants"] if v in entry["variants"]]
+        data = [values_of(doc["runs"], name, v) for v in variants]
+        ax.boxplot(data, showfliers=False)
+        for i, vals in enumerate(data, 1):
+            spread = [0.0] if len(vals) == 1 else \
+                [-0.15 + 0.3 * k / (len(vals) - 1) for k in range(len(vals))]
+            ax.plot([i + s for s in spread], vals, "o", alpha=0.6, markersize=4)
+        ax.set_xticks(range(1, len(variants) + 1), variants)
+        ax.set_ylabel(entry["unit"], fontsize=8)
+        lines = [name] + [f"{relation(v, doc['base'], entry['compare'])} "
+                          f"{describe_vs(s)}" for v, s in entry["vs_base"].items()]
+        ax.set_title("\n".join(lines), fontsize=7)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    fig.suptitle(f"{doc['experiment']}: {doc['seed']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return Path(path)
+
+
+def save(doc, folder):
+    """Write the JSON and PNG of one experiment and the folder's report."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path = folder / f"{doc['experiment']}.json"
+    json_path.write_text(json.dumps(doc, indent=1) + "\n")
+    png = plot(doc, folder / f"{doc['experiment']}.png", doc.get("summary"))
+    return json_path, png, write_report(folder)
+
+
+# -- compare -----------------------------------------------------------------
+
+def change_verdict(low, high, compare):
+    """Like verdict(), for B against A."""
+    return verdict(low, high, compare, "higher", "lower")
+
+
+def compare(folder_a, folder_b):
+    """Markdown: for each experiment in both folders, each variant's median
+    and each comparison with the base, A and B side by side, the change
+    (B/A, or B-A for differences) and its bootstrap interval."""
+    a, b = load_folder(folder_a), load_folder(folder_b)
+    lines = [f"# {Path(folder_a).name} (A) vs {Path(folder_b).name} (B)", ""]
+    for label, docs in (("A", a), ("B", b)):
+        if docs:
+            meta = next(iter(docs.values()))["metadata"]
+            dirty = "-dirty" if meta["git_dirty"] else ""
+            lines.append(f"{label}: {meta['git_revision']}{dirty}, kernel "
+                         f"{meta['kernel_release']}, {meta['qemu_mode']}, "
+                         f"{meta['rounds']} rounds, {meta['date']}")
+    lines.append("")
+    only = sorted(set(a) ^ set(b))
+    if only:
+        lines += [f"In one folder only (not compared): {', '.join(only)}", ""]
+    for name in [n for n in a if n in b]:
+        lines += compare_experiment(a[name], b[name]) + [""]
+    return "\n".join(lines)
+
+
+def compare_experiment(doc_a, doc_b):
+    """Rows of compare() for one experiment."""
+    lines = [f"## {doc_a['experiment']}", "",
+             "| benchmark | what | A | B | change | 95 % interval | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    base = doc_a["base"]
+    for name, info in doc_a["benches"].items():
+        if name not in doc_b["benches"]:
+            continue
+        for variant in doc_a["variants"]:
+            va = values_of(doc_a["runs"], name, variant)
+            vb = values_of(doc_b["runs"], name, variant)
+            if va and vb:
+                lines.append(compare_row(name, f"{variant} median ({info['unit']})",
+                                         va, vb, info["compare"]))
+            if variant == base:
+                continue
+            pa = paired(by_round(doc_a["runs"], name, variant),
+                        by_round(doc_a["runs"], name, base), info["compare"])
+            pb = paired(by_round(doc_b["runs"], name, variant),
+                        by_round(doc_b["runs"], name, base), info["compare"])
+            if pa and pb:
+                what = relation(variant, base, info["compare"])
+                lines.append(compare_row(name, what, pa, pb, info["compare"]))
+    return lines
+
+
+def compare_row(name, what, a, b, kind):
+    low, high = bootstrap_change(a, b, kind)
+    change = change_of(a, b, kind)
+    interval = f"{fmt(low)} to {fmt(high)}" if low is not None else "-"
+    sign = "B/A " if kind == "ratio" else "B−A "
+    return (f"| {name} | {what} | {fmt(statistics.median(a))} | {fmt(statistics.median(b))} "
+            f"| {sign}{fmt(change)} | {interval} | {change_verdict(low, high, kind)} |")
+
+
+# -- progress ----------------------------------------------------------------
+
+def duration(seconds):
+    seconds = max(0, int(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+class Progress:
+    """Which experiment and round is running, the time since the start and
+    an estimate of what is left, on stderr. `plan` lists (name, [seconds
+    per boot estimated]); the estimate scales what is left by how the
+    measured rounds compare with their estimates."""
+
+    def __init__(self, plan, stream=None, clock=time.monotonic):
+        self.plan = plan
+        self.stream = stream
+        self.clock = clock
+        self.start = clock()
+        self.index = -1
+        self.boot = -1
+        self.label = ""
+        self.rounds = 1
+        self.round = 0
+        self.boot_start = self.start
+        self.first_round_at = None
+        self.spent_estimated = 0.0    # estimate of the boots finished so far
+        self.spent = 0.0              # their measured time
+        self.said_at = self.start
+        self.lock = threading.Lock()
+
+    def begin(self, index, boot, label, rounds):
+        """Experiment `index`, its boot `boot`, `rounds` rounds to come."""
+        self.index, self.boot, self.label, self.rounds, self.round = index, boot, label, rounds, 0
+        self.boot_start = self.clock()
+        self.first_round_at = None
+        self.say()
+
+    def at_round(self, rnd):
+        """The guest is in round `rnd` (a result line of it appeared)."""
+        if rnd != self.round:
+            if self.first_round_at is None:
+                self.first_round_at = self.clock()
+            self.round = rnd
+            self.say()
+
+    def end_boot(self):
+        self.spent_estimated += self.plan[self.index][1][self.boot]
+        self.spent += self.clock() - self.boot_start
+
+    def left(self):
+        """Seconds left: the rest of this boot at the pace of its rounds
+        since the first result (or its estimate before a round finished),
+        plus the boots to come at their estimates scaled by how the
+        finished boots compared with theirs."""
+        pace = self.spent / self.spent_estimated if self.spent_estimated else 1.0
+        est = self.plan[self.index][1][self.boot]
+        done = max(0, self.round - 1)
+        if done:
+            per_round = (self.clock() - self.first_round_at) / done
+            current = per_round * (self.rounds - done)
+        else:
+            current = max(0.0, est * pace - (self.clock() - self.boot_start))
+        later = sum(self.plan[self.index][1][self.boot + 1:])
+        later += sum(sum(p[1]) for p in self.plan[self.index + 1:])
+        return current + later * pace
+
+    def heartbeat(self, every=60.0, stop=None):
+        """Say where the run is at least every `every` seconds, from a
+        thread: a round of smt-spread or wasted-cores takes minutes, and a
+        line that never changes looks like a hang."""
+        stop = stop or threading.Event()
+        while not stop.wait(min(every, 5.0)):
+            if self.index >= 0 and self.clock() - self.said_at >= every:
+                self.say()
+
+    def say(self):
+        with self.lock:
+            self._say()
+
+    def _say(self):
+        self.said_at = self.clock()
+        name = self.plan[self.index][0]
+        where = f" {self.label}" if self.label else ""
+        rnd = f" round {self.round}/{self.rounds}" if self.round else " booting"
+        stream = self.stream or sys.stderr
+        stream.write(f"reproduce: [{self.index + 1}/{len(self.plan)}] {name}{where}{rnd}, "
+                     f"{duration(self.clock() - self.start)} elapsed, "
+                     f"about {duration(self.left())} left\n")
+        stream.flush()
+
+
+# -- runners -----------------------------------------------------------------
+
+RELEASE_MARK = "reproduce-uname-r"
+
+
+@dataclasses.dataclass
+class Boot:
+    output: str
+    release: str
+    status: int
+    files: Path
+
+
+def release_of(output):
+    m = re.search(rf"^{RELEASE_MARK} (\S+)$", output, re.M)
+    return m[1] if m else ""
+
+
+class _Tail(threading.Thread):
+    """Hands each new line of a growing file to `on_line`: the guest's
+    output file fills while it runs, which is how progress sees rounds."""
+
+    def __init__(self, path, on_line):
+        super().__init__(daemon=True)
+        self.path, self.on_line, self.stop = path, on_line, threading.Event()
+
+    def run(self):
+        pos, rest = 0, ""
+        while not self.stop.wait(1.0):
+            try:
+                with open(self.path, errors="replace") as f:
+                    f.seek(pos)
+                    chunk = f.read()
+                    pos = f.tell()
+            except FileNotFoundError:
+                continue
+            *lines, rest = (rest + chunk).split("\n")
+            for line in lines:
+                self.on_line(line.rstrip("\r"))
+
+
+class GuestRunner:
+    """Boots the kernel of `config` under QEMU for each adapter's command;
+    the guest's shared folder for a boot is workdir/TAG, /tmp/out inside."""
+
+    def __init__(self, config, qemu_mode, workdir):
+        self.config, self.mode, self.workdir = config, qemu_mode, Path(workdir)
+        self.kernel = paths.kernel_image(config)
+
+    def config_sha256(self):
+        return config_hash(paths.obj_dir(self.config) / ".config")
+
+    def run(self, command, topology, tag, on_line=lambda line: None, timeout=3600):
+        outdir = self.workdir / tag
+        outdir.mkdir(parents=True, exist_ok=True)
+        tail = _Tail(outdir / "output.log", on_line)
+        tail.start()
+        try:
+            res = vm.boot(f"echo {RELEASE_MARK} $(uname -r); {command}", topology, "",
+                          kernel=self.kernel, timeout=timeout, outdir=outdir,
+                          qemu_mode=self.mode)
+        finally:
+            tail.stop.set()
+        return Boot(res.output, release_of(res.output), res.status, outdir)
+
+    def shared_dir(self, tag):
+        return "/tmp/out"
+
+
+class HostRunner:
+    """Runs each adapter's command on this machine (--host), which must run
+    the patched kernel: classes are switched through kernel.sched_class."""
+
+    mode = "host"
+    config = "host"
+
+    def __init__(self, workdir):
+        self.workdir = Path(workdir)
+
+    def config_sha256(self):
+        path = host_config_path(os.uname().release)
+        return config_hash(path) if path else None
+
+    def run(self, command, topology, tag, on_line=lambda line: None, timeout=3600):
+        outdir = self.workdir / tag
+        outdir.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.Popen(["sh", "-c", command], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, cwd=outdir)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        lines = []
+        try:
+            for line in proc.stdout:
+                lines.append(line)
+                on_line(line.rstrip("\n"))
+            status = proc.wait()
+        finally:
+            timer.cancel()
+        output = "".join(lines)
+        (outdir / "output.log").write_text(output)
+        return Boot(output, os.uname().release, status, outdir)
+
+    def shared_dir(self, tag):
+        return str(self.workdir / tag)
+
+
+def host_refusal(sched_class=SCHED_CLASS, euid=None):
+    """Why --host cannot run here, or None: it needs the patched kernel's
+    run-time switch, and root to write it."""
+    if not Path(sched_class).exists():
+        return (f"--host needs a kernel with ULE and BMQ ({sched_class} does not exist "
+                f"on this kernel, {os.uname().release})")
+    if (os.geteuid() if euid is None else euid) != 0:
+        return f"--host needs root to write {sched_class}"
+    return None
+
+
+# -- running -----------------------------------------------------------------
+
+@dataclasses.dataclass
+class Context:
+    """What an adapter needs: rounds, sizes, the runner, programs, progress."""
+    rounds: int
+    quick: bool
+    runner: object
+    progress: Progress = None
+    build_programs: bool = True
+    boot_estimate: float = 600.0
+
+    def program(self, name):
+        """tools/testing/sched/NAME.c built for the guest; without building,
+        the binary already in build/tools."""
+        if not self.build_programs:
+            path = paths.BUILD / "tools" / name
+            if path.exists():
+                return path
+        return build.guest_program(name)
+
+    def track(self, pattern):
+        """on_line callback: a line matching `pattern` (round in group 1)
+        moves the progress to that round."""
+        regex = re.compile(pattern)
+
+        def on_line(line):
+            m = regex.match(line)
+            if m and self.progress:
+                self.progress.at_round(int(m[1]))
+        return on_line
+
+    def timeout(self):
+        """The current boot's limit: generous against its estimate, since a
+        guest that never ends must not hold the run forever."""
+        return int(max(900, 4 * self.boot_estimate + 300))
+
+
+def plan_of(experiments, rounds, quick, override, host):
+    """[(name, [estimated seconds per boot])] for Progress."""
+    plan = []
+    for exp in experiments:
+        boots = [BOOT_SECONDS + rounds * exp.estimate(t, quick)
+                 for t in exp.topologies_for(override, quick, host)]
+        plan.append((exp.name, boots))
+    return plan
+
+
+def run_experiment(exp, index, ctx, override, host):
+    """Every boot of one experiment; its runs, benches and commands merged."""
+    merged = Outcome(runs=[], benches={})
+    topologies = exp.topologies_for(override, ctx.quick, host)
+    for boot, topology in enumerate(topologies):
+        ctx.boot_estimate = BOOT_SECONDS + ctx.rounds * exp.estimate(topology, ctx.quick)
+        if ctx.progress:
+            ctx.progress.begin(index, boot, topology, ctx.rounds)
+        outcome = exp.run(ctx, topology)
+        if ctx.progress:
+            ctx.progress.end_boot()
+        merged.runs += outcome.runs
+        merged.benches.update(outcome.benches)
+        merged.commands.update(outcome.commands)
+        merged.failures += outcome.failures
+        merged.release = merged.release or outcome.release
+    return merged, topologies
+
+
+# -- adapters ----------------------------------------------------------------
+
+RESULT_ROUND = r"^result \S+ \S+ (\d+) "
+
+
+def class_bench(ctx, topology, tag, suite, scale, benches, only="", suffix=""):
+    """tools/testing/sched/class_bench.sh for cfs, ule and bmq in one boot
+    (classes switched through kernel.sched_class, order rotated each
+    round), as scripts/bench-sched runs it; `benches` maps its benchmark
+    names to bench_info(). Runs are named BENCH+suffix."""
+    uleload = ctx.program("uleload") if suite == "bmq" else "''"
+    cmd = (f"sh {paths.GUEST_TESTS}/class_bench.sh '{' '.join(CLASSES)}' {ctx.rounds} "
+           f"{scale} {suite} {uleload} '{only}'")
+    boot = ctx.runner.run(cmd, topology, tag, ctx.track(RESULT_ROUND), ctx.timeout())
+    _, commands, failures = bench.parse(boot.output)
+    rounds = bench.parse_rounds(boot.output)
+    runs = [{"bench": name + suffix, "variant": cls, "round": int(rnd), "value": value,
+             "unit": benches[name]["unit"], "topology": topology}
+            for name, per_class in rounds.items() if name in benches
+            for cls, values in per_class.items() for rnd, value in values.items()]
+    failed = {(b, c) for b, c, _ in failures}
+    missing = [(b, c) for b in commands for c in CLASSES
+               if not rounds.get(b, {}).get(c) and (b, c) not in failed]
+    if not runs:
+        raise ReproduceError(f"class_bench.sh gave no result on {topology} (exit "
+                             f"{boot.status}); output in {boot.files}")
+    return Outcome(
+        runs=runs, benches={name + suffix: benches[name] for name in rounds if name in benches},
+        commands={name + suffix: cmd for name, cmd in commands.items()},
+        failures=[class_bench_failure(f, suffix) for f in failures] +
+                 [{"bench": b + suffix, "variant": c, "why": "no run"} for b, c in missing],
+        release=boot.release)
+
+
+def class_bench_failure(failure, suffix):
+    """A failure of bench.parse() as a record: a run whose tool failed, or
+    stall-watchdog reports (after which every task ran on CFS, so later
+    runs did not measure the class they name)."""
+    name, cls, rnd = failure
+    if name == "watchdog":
+        return {"bench": "all", "variant": "all", "why": f"{rnd} stall-watchdog reports"}
+    return {"bench": name + suffix, "variant": cls, "round": int(rnd), "why": "tool failed"}
+
+
+WAKEUP = {name: bench_info("s") for name in
+          ("hackbench", "pipe", "messaging", "sysbench-threads", "sysbench-mutex")}
+
+
+@experiment(
+    "wakeup",
+    title="wakeup-heavy micro-benchmarks per class",
+    seed="seed 000 §6.3 (Figure 8: Sysbench, Hackb-10/800) and seed 002 §5.1 "
+         "(messaging, Figures 2-5)",
+    published="ULE was slower than CFS on sysbench (13 % of CPU cycles scanning cores at "
+              "wakeup, 32 cores) and within a few percent on hackbench; BMQ's perf bench "
+              "sched messaging times were below CFS's in every configuration.",
+    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    seconds_per_round=90, quick_seconds=135)
+def wakeup(ctx, topology):
+    """bench-sched's wakeup suite: hackbench, perf bench sched pipe and
+    messaging, sysbench threads and mutex; --scale 4 as the README's
+    measurements (0, smoke sizes, with --quick)."""
+    return class_bench(ctx, topology, f"wakeup-{topology}", "wakeup",
+                       0 if ctx.quick else 4, WAKEUP)
+
+
+BMQ_THESIS = {"messaging-g10": bench_info("s"), "messaging-g20": bench_info("s")}
+BMQ_THESIS.update({f"frames-{n}": bench_info("% frames missed", "difference",
+                                             "more missed", "fewer missed")
+                   for n in (10, 20, 40)})
+
+
+@experiment(
+    "bmq-thesis",
+    title="the BMQ thesis's latency and frame-deadline tests",
+    seed="seed 002 §5.1 (Figures 2-5) and §5.2 (Figure 6)",
+    published="BMQ's perf bench sched messaging -p -t times were lower than CFS's with "
+              "10 and 20 groups at 2000 and 4000 loops; frame drops were similar up to "
+              "25 background tasks, above which BMQ dropped fewer frames.",
+    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    seconds_per_round=150, quick_seconds=140)
+def bmq_thesis(ctx, topology):
+    """bench-sched --suite bmq: messaging with 10 and 20 groups (loops 50
+    and 100; the thesis's 2000/4000 would be --scale 40, hours under TCG)
+    and the 24 fps frame task beside 10, 20 and 40 spinners; missed frames
+    compare as a difference in percentage points."""
+    return class_bench(ctx, topology, f"bmq-thesis-{topology}", "bmq",
+                       0 if ctx.quick else 1, BMQ_THESIS)
+
+
+SCALING_TOPOLOGIES = ("1x2", "2x4", "4x8")
+SCALING = {"sysbench-threads": bench_info("s"), "sysbench-mutex": bench_info("s")}
+
+
+@experiment(
+    "sysbench-scaling",
+    title="sysbench threads and mutex at 2, 8 and 32 vCPUs per class",
+    seed="seed 000 §6.3 (Figure 8, Sysbench; the wakeup scan's cost) and issue 17 item 9",
+    published="On 32 cores ULE was slower than CFS on sysbench because its wakeup scanned "
+              "the cores, up to three times, on most wakeups (13 % of CPU cycles); with a "
+              "wakeup returning the previous CPU there was no difference.",
+    classes=CLASSES, variants=CLASSES, base="cfs", topologies=SCALING_TOPOLOGIES,
+    quick_topologies=("1x2", "2x2"), seconds_per_round=40, quick_seconds=35,
+    estimates=(("1x2", 40), ("2x4", 90), ("4x8", 300)))
+def sysbench_scaling(ctx, topology):
+    """class_bench.sh's two sysbench runs on one topology; runs are named
+    "sysbench-threads 2x4" and so on, so the topologies sit side by side."""
+    return class_bench(ctx, topology, f"sysbench-scaling-{topology}", "wakeup",
+                       0 if ctx.quick else 1, SCALING,
+                       only="sysbench-threads,sysbench-mutex", suffix=f" {topology}")
+
+
+WASTED_SCENARIOS = ("group-imbalance", "overload-on-wakeup")
+
+
+@experiment(
+    "wasted-cores",
+    title="the wasted-cores fixes, off vs on",
+    seed="seed 001 §3.1 (Group Imbalance, Figure 2) and §3.3 (Overload-on-Wakeup, "
+         "Figure 3, Table 2)",
+    published="Fixing Group Imbalance cut a make job's time by 13 % beside two R processes "
+              "(lu with R: 13x); fixing Overload-on-Wakeup cut TPC-H query 18 by 22.2 % and "
+              "the full TPC-H by 13.2 %; both left no core idle while threads waited.",
+    classes=("cfs",), variants=("off", "on"), base="off",
+    features=("GROUP_MIN_LOAD", "WAKE_IDLE_LONGEST"), default_topology="4x2",
+    seconds_per_round=180, quick_seconds=40)
+def wasted_cores(ctx, topology):
+    """tools/testing/sched/wasted_cores.sh's two measured scenarios, each
+    fix off and on alternating in one boot (REPEAT = rounds), analysed by
+    wasted.parse/analyse: the job's time and the CPU time idle while
+    another CPU had waiting work, each on/off."""
+    from . import wasted   # imports tools/sched-vis: only when this runs
+
+    tag = f"wasted-cores-{topology}"
+    env = {"REPEAT": ctx.rounds}
+    if ctx.quick:
+        env.update(JOB_UNITS=40, POOL_ROUNDS=10)
+    assigns = " ".join(f"{k}={v}" for k, v in env.items())
+    cmd = (f"{assigns} sh {paths.GUEST_TESTS}/wasted_cores.sh {ctx.runner.shared_dir(tag)} "
+           f"{ctx.program('wcload')} 1 {' '.join(WASTED_SCENARIOS)}")
+    boot = ctx.runner.run(cmd, topology, tag, ctx.track(r"^result \S+ o\S+ (\d+) "),
+                          ctx.timeout())
+    measured, _ = wasted.parse(boot.output)
+    if not measured:
+        raise ReproduceError(f"wasted_cores.sh gave no result (exit {boot.status}); "
+                             f"output in {boot.files}")
+    wasted.analyse(boot.files, measured)
+    return Outcome(runs=wasted_runs(measured, topology), benches=WASTED_BENCHES,
+                   commands={s: cmd for s in WASTED_SCENARIOS}, release=boot.release,
+                   failures=[{"bench": s, "why": "no run"} for s in WASTED_SCENARIOS
+                             if s not in measured])
+
+
+WASTED_BENCHES = {}
+for _s in WASTED_SCENARIOS:
+    WASTED_BENCHES[f"{_s} job"] = bench_info("ms")
+    WASTED_BENCHES[f"{_s} idle-while-overloaded"] = bench_info("ms", worse="more",
+                                                                better="less")
+
+
+def wasted_runs(measured, topology):
+    """Raw runs from wasted.parse/analyse: two values per run (job time and
+    idle-while-overloaded time), its round from the recording's name."""
+    runs = []
+    for scenario, sides in measured.items():
+        for fix, side in sides.items():
+            for run in side["runs"]:
+                rnd = int(run["name"].rsplit("-", 1)[1])
+                extra = {"violations": run.get("violations"),
+                         "lost_records": run.get("lost_records"),
+                         "idle_overloaded_fraction": run.get("idle_overloaded_fraction"),
+                         "topology": topology}
+                for suffix, key in (("job", "elapsed_ms"),
+                                    ("idle-while-overloaded", "idle_overloaded_ms")):
+                    if _number(run.get(key)):
+                        runs.append({"bench": f"{scenario} {suffix}", "variant": fix,
+                                     "round": rnd, "value": run[key], "unit": "ms", **extra})
+    return runs
+
+
+SMT_LINE = re.compile(r"^# (\d+) spinners: (\d+) of (\d+) samples misplaced, "
+                      r"longest for (\d+) cs")
+SMT_MARK = "reproduce-smt"
+
+
+# --quick: 1 s to settle and 3 samples per spinner count instead of 2 s and 12.
+SMT_QUICK_ENV = "SETTLE_S=1 SAMPLES=3 "
+
+
+def smt_command(rounds, uleload, classes=CLASSES, quick=False):
+    """Shell that runs smt_spread.sh under each class per round, order
+    rotated each round, each run announced by a marker line."""
+    env = SMT_QUICK_ENV if quick else ""
+    parts = ["first=$(cat /proc/sys/kernel/sched_class)"]
+    for rnd in range(1, rounds + 1):
+        k = (rnd - 1) % len(classes)
+        for cls in classes[k:] + classes[:k]:
+            parts.append(f"echo {cls} >/proc/sys/kernel/sched_class && sleep 1 && "
+                         f"echo {SMT_MARK} {rnd} {cls} && "
+                         f"{env}sh {paths.GUEST_TESTS}/smt_spread.sh {uleload}")
+    parts.append("echo $first >/proc/sys/kernel/sched_class")
+    return "; ".join(parts)
+
+
+def parse_smt(output, topology):
+    """Raw runs of smt_command(): per class, round and spinner count the
+    fraction of samples in which the spinners used fewer cores than there
+    were spinners (two shared a core while a core ran none of them)."""
+    runs, where = [], None
+    for line in output.splitlines():
+        f = line.split()
+        if f[:1] == [SMT_MARK] and len(f) == 3:
+            where = (int(f[1]), f[2])
+            continue
+        m = SMT_LINE.match(line)
+        if m and where and int(m[3]) > 0:
+            runs.append({"bench": f"{m[1]} spinners", "variant": where[1], "round": where[0],
+                         "value": int(m[2]) / int(m[3]), "unit": "fraction of samples",
+                         "samples": int(m[3]), "longest_cs": int(m[4]),
+                         "topology": topology})
+    return runs
+
+
+@experiment(
+    "smt-spread",
+    title="independent spinners on 4 cores x 2 SMT threads",
+    seed="seed 003 (SMT placement: N CPU-bound instances on 4 cores x 2 threads)",
+    published="CFS placed up to 4 instances one per core, as manual affinity did "
+              "(throughput linear up to 4); BFS doubled up on a core while another idled, "
+              "losing throughput between 2 and 6 instances, about halfway between ideal "
+              "and random placement.",
+    classes=CLASSES, variants=CLASSES, base="cfs", topologies=("smt",),
+    seconds_per_round=300, quick_seconds=200)
+def smt_spread(ctx, topology):
+    """tools/testing/sched/smt_spread.sh (2, 3 and 4 spinners, 12 samples
+    each after 2 s) under each class, switched at run time; the value is
+    the fraction of misplaced samples, compared as a difference."""
+    tag = f"smt-spread-{topology}"
+    cmd = smt_command(ctx.rounds, ctx.program("uleload"), quick=ctx.quick)
+    boot = ctx.runner.run(cmd, topology, tag, ctx.track(rf"^{SMT_MARK} (\d+) "),
+                          ctx.timeout())
+    runs = parse_smt(boot.output, topology)
+    if not runs:
+        raise ReproduceError(f"smt_spread.sh gave no samples (exit {boot.status}); "
+                             f"output in {boot.files}")
+    benches = {f"{n} spinners": bench_info("fraction of samples", "difference",
+                                           "more misplaced", "less misplaced")
+               for n in (2, 3, 4)}
+    seen = {(r["variant"], r["round"]) for r in runs}
+    failures = [{"bench": "all", "variant": c, "round": r, "why": "no samples"}
+                for r in range(1, ctx.rounds + 1) for c in CLASSES if (c, r) not in seen]
+    return Outcome(runs=runs, benches={b: i for b, i in benches.items()
+                                       if any(r["bench"] == b for r in runs)},
+                   commands={b: f"smt_spread.sh under each class ({b})" for b in benches},
+                   failures=failures, release=boot.release)
+
+
+# -- command line ------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    """Argument errors as one line and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number: {text}")
+    return value
+
+
+def parser():
+    ap = _Parser(prog="reproduce", description="Run the seeds' experiments and write "
+                 "results/<date>-<rev>/: one JSON per experiment with every raw run and "
+                 "its metadata, report.md and a PNG per experiment. "
+                 "'reproduce compare A B' puts two result folders side by side.",
+                 epilog="Experiments: see --list. Default: all implemented ones. "
+                 "Documentation/scheduler/reproduction.rst has the details.")
+    ap.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
+                    help="experiments to run (default: all implemented)")
+    ap.add_argument("--rounds", type=_positive,
+                    help="rounds per experiment, every variant once per round "
+                         "(default: 10; 1 with --quick)")
+    ap.add_argument("-t", "--topology",
+                    help="VM topology for the experiments that take any (default: each "
+                         "experiment's own; smt-spread and sysbench-scaling keep theirs)")
+    ap.add_argument("--qemu-mode", choices=list(vm.QEMU_MODES),
+                    help="mttcg (default), tcg or icount; see vm.QEMU_MODES")
+    ap.add_argument("--config", choices=("base", "debug"),
+                    help="kernel configuration (default: base; debug with --quick)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke sizes and 1 round on the debug kernel: checks that each "
+                         "experiment completes and writes well-formed JSON and PNG")
+    ap.add_argument("--out", type=Path, help="result folder (default: "
+                    "results/<YYYY-MM-DD>-<git short rev>[-dirty]/)")
+    ap.add_argument("--host", action="store_true",
+                    help="run on this machine, which must run the patched kernel "
+                         "(classes switched through /proc/sys/kernel/sched_class)")
+    ap.add_argument("--no-build", action="store_true",
+                    help="boot the kernel and guest programs already built in build/")
+    ap.add_argument("--list", action="store_true", help="list the experiments and exit")
+    return ap
+
+
+def compare_parser():
+    ap = _Parser(prog="reproduce compare",
+                 description="Two result folders side by side: medians and ratios, the "
+                             "change B/A and its bootstrap 95 % interval.")
+    ap.add_argument("a", type=Path, metavar="A", help="result folder (before)")
+    ap.add_argument("b", type=Path, metavar="B", help="result folder (after)")
+    return ap
+
+
+def list_text():
+    """--list: the experiments, what they reproduce, where and how long."""
+    lines = []
+    for exp in EXPERIMENTS.values():
+        topos = ", ".join(exp.topologies) if exp.topologies else f"{exp.default_topology} or -t"
+        minutes = sum(BOOT_SECONDS + 10 * exp.estimate(t, False)
+                      for t in exp.topologies_for(None, False, False)) / 60
+        lines.append(f"{exp.name:18} {exp.title} [{exp.seed}] on {topos}; "
+                     f"about {minutes:.0f} min at 10 rounds (estimate)")
+    lines.append("not yet implemented:")
+    lines += [f"{p.name:18} {p.what} [{p.seed}]" for p in PLANNED.values()]
+    return "\n".join(lines)
+
+
+def check_args(a, sched_class=SCHED_CLASS):
+    """The first problem with the arguments as one line, or None: checked
+    before anything is built or booted."""
+    for name in a.experiments:
+        if name in PLANNED:
+            return f"experiment {name!r} is not yet implemented (see --list)"
+        if name not in EXPERIMENTS:
+            return f"unknown experiment {name!r}: one of {', '.join(EXPERIMENTS)}"
+    if a.topology:
+        try:
+            vm.topology(a.topology)
+        except ValueError as err:
+            return str(err)
+    if a.out and a.out.exists() and not a.out.is_dir():
+        return f"--out {a.out} exists and is not a folder"
+    if a.host:
+        given = [o for o, v in (("-t", a.topology), ("--qemu-mode", a.qemu_mode),
+                                ("--config", a.config), ("--no-build", a.no_build)) if v]
+        if given:
+            return f"{', '.join(given)} do(es) not apply with --host"
+        return host_refusal(sched_class)
+    config = a.config or ("debug" if a.quick else "base")
+    if a.no_build and not paths.kernel_image(config).exists():
+        return f"--no-build: {paths.kernel_image(config)} does not exist"
+    return None
+
+
+def main_compare(argv):
+    a = compare_parser().parse_args(argv)
+    for folder in (a.a, a.b):
+        if not folder.is_dir() or not load_folder(folder):
+            print(f"reproduce compare: {folder} is not a result folder", file=sys.stderr)
+            return 2
+    print(compare(a.a, a.b))
+    return 0
+
+
+def main(argv=None):
+    """scripts/reproduce; returns the exit status (2: bad arguments, 1: an
+    experiment failed or wrote a malformed result)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["compare"]:
+        return main_compare(argv[1:])
+    a = parser().parse_args(argv)
+    if a.list:
+        print(list_text())
+        return 0
+    problem = check_args(a)
+    if problem:
+        print(f"reproduce: {problem}", file=sys.stderr)
+        return 2
+    names = list(dict.fromkeys(a.experiments)) or list(EXPERIMENTS)
+    experiments = [EXPERIMENTS[n] for n in names]
+    rounds = a.rounds or (1 if a.quick else 10)
+    if rounds < bench.MIN_ROUNDS and not a.quick:
+        print(f"reproduce: {rounds} rounds give medians but no interval (needs "
+              f"{bench.MIN_ROUNDS})", file=sys.stderr)
+    folder = (a.out or result_dir()).resolve()
+    workdir = paths.BUILD / "reproduce" / folder.name
+    if a.host:
+        runner = HostRunner(workdir)
+    else:
+        config = a.config or ("debug" if a.quick else "base")
+        if not a.no_build and build.build(config) != 0:
+            print("reproduce: kernel build failed", file=sys.stderr)
+            return 1
+        runner = GuestRunner(config, a.qemu_mode or "mttcg", workdir)
+    progress = Progress(plan_of(experiments, rounds, a.quick, a.topology, a.host))
+    threading.Thread(target=progress.heartbeat, daemon=True).start()
+    ctx = Context(rounds, a.quick, runner, progress, build_programs=not a.no_build)
+    failed = []
+    for index, exp in enumerate(experiments):
+        if not run_and_save(exp, index, ctx, a, folder, argv):
+            failed.append(exp.name)
+    print(f"reproduce: {len(experiments) - len(failed)} of {len(experiments)} experiments "
+          f"done in {duration(time.monotonic() - progress.start)}; report: "
+          f"{folder / 'report.md'}; guest files: {workdir}", file=sys.stderr)
+    if failed:
+        print(f"reproduce: failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def run_and_save(exp, index, ctx, a, folder, argv):
+    """Run one experiment, write its JSON, PNG and the report, and check
+    them; False when it failed (the others still run)."""
+    start = time.monotonic()
+    try:
+        outcome, topologies = run_experiment(exp, index, ctx, a.topology, a.host)
+    except (ReproduceError, vm.GuestError, build.BuildError, OSError) as err:
+        print(f"reproduce: {exp.name} failed: {err}", file=sys.stderr)
+        return False
+    meta = metadata(exp, release=outcome.release, config=ctx.runner.config,
+                    config_sha256=ctx.runner.config_sha256(), topologies=topologies,
+                    qemu_mode=ctx.runner.mode, rounds=ctx.rounds, quick=ctx.quick,
+                    argv=["scripts/reproduce", *argv])
+    meta["seconds"] = round(time.monotonic() - start)
+    doc = document(exp, outcome.runs, outcome.benches, outcome.commands,
+                   outcome.failures, meta)
+    json_path, png, _ = save(doc, folder)
+    problems = validate(json.loads(json_path.read_text())) + check_png(png)
+    if ctx.quick and outcome.failures:
+        problems.append(f"failed runs: {outcome.failures}")
+    print(f"\n{exp.name} ({exp.seed}): {json_path}\n{table(doc)}")
+    for problem in problems:
+        print(f"reproduce: {exp.name}: {problem}", file=sys.stderr)
+    return not problems

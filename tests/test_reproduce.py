@@ -1,0 +1,505 @@
+"""scripts/reproduce on the host side: argument checks and exit codes,
+metadata, the JSON document, report.md and the PNG from synthetic runs,
+compare, progress, the adapters' parsing (with a fake runner standing in
+for QEMU) and the --host refusal; and one --quick run of every experiment
+in the guest (debug kernel, no timing asserted)."""
+
+import hashlib
+import io
+import json
+import random
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from schedlab import bench, paths, reproduce
+
+SCRIPT = paths.REPO / "scripts" / "reproduce"
+
+
+def script(*args):
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+
+
+# -- arguments ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args, says", [
+    (["bogus"], "unknown experiment 'bogus'"),
+    (["wakeup", "bogus"], "unknown experiment 'bogus'"),
+    (["starvation"], "not yet implemented"),
+    (["-t", "3y"], "unknown topology '3y'"),
+    (["--rounds", "0"], "must be a positive number"),
+    (["--rounds", "x"], "must be a positive number"),
+    (["--qemu-mode", "kvm"], "invalid choice"),
+    (["--config", "distro"], "invalid choice"),
+    (["--host", "-t", "2x4"], "-t do(es) not apply with --host"),
+    (["compare", "/nonexistent-a", "/nonexistent-b"], "is not a result folder"),
+    (["compare", "only-one"], "the following arguments are required"),
+])
+def test_bad_arguments_exit_2_with_one_line_before_building(args, says):
+    proc = script(*args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], proc.stderr
+    assert "build:" not in proc.stdout + proc.stderr
+
+
+def test_host_refuses_without_the_run_time_switch():
+    """This host runs no patched kernel: --host must say so and stop."""
+    if reproduce.SCHED_CLASS.exists():
+        pytest.skip("this kernel has kernel.sched_class")
+    proc = script("--host", "wakeup")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "sched_class does not exist" in proc.stderr
+
+
+def test_host_refusal_reasons(tmp_path):
+    knob = tmp_path / "sched_class"
+    assert "does not exist" in reproduce.host_refusal(knob, euid=0)
+    knob.write_text("cfs\n")
+    assert "needs root" in reproduce.host_refusal(knob, euid=1000)
+    assert reproduce.host_refusal(knob, euid=0) is None
+
+
+def test_help_and_list_build_nothing():
+    proc = script("--help")
+    assert proc.returncode == 0 and "compare A B" in proc.stdout and "--quick" in proc.stdout
+    proc = script("--list")
+    assert proc.returncode == 0
+    head, _, planned = proc.stdout.partition("not yet implemented:")
+    for name in reproduce.EXPERIMENTS:
+        assert f"\n{name} " in "\n" + head
+    for name in reproduce.PLANNED:
+        assert f"\n{name} " in "\n" + planned
+    assert not set(reproduce.EXPERIMENTS) & set(reproduce.PLANNED)
+
+
+def test_topologies_follow_t_only_where_the_experiment_allows():
+    ex = reproduce.EXPERIMENTS
+    assert ex["wakeup"].topologies_for(None, False, False) == ["1x2"]
+    assert ex["wakeup"].topologies_for("2x4", False, False) == ["2x4"]
+    assert ex["wakeup"].topologies_for(None, True, False) == ["1x2"]
+    assert ex["wasted-cores"].topologies_for(None, False, False) == ["4x2"]
+    assert ex["smt-spread"].topologies_for("1x2", False, False) == ["smt"]
+    assert ex["sysbench-scaling"].topologies_for("1x2", False, False) == ["1x2", "2x4", "4x8"]
+    assert ex["sysbench-scaling"].topologies_for(None, False, True) == ["host"]
+
+
+# -- metadata ----------------------------------------------------------------
+
+def test_metadata_has_every_key(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Test CPU 9000\nflags\t: x\n")
+    assert reproduce.cpu_model(cpuinfo) == "Test CPU 9000"
+    assert reproduce.cpu_model(tmp_path / "missing") == "unknown"
+    config = tmp_path / ".config"
+    config.write_text("CONFIG_SCHED_ULE=y\n")
+    digest = reproduce.config_hash(config)
+    assert digest == hashlib.sha256(b"CONFIG_SCHED_ULE=y\n").hexdigest()
+    assert reproduce.config_hash(tmp_path / "none") is None
+    meta = reproduce.metadata(reproduce.EXPERIMENTS["wasted-cores"], release="6.1.192",
+                              config="base", config_sha256=digest, topologies=["4x2"],
+                              qemu_mode="icount", rounds=10, quick=False,
+                              argv=["scripts/reproduce", "wasted-cores"],
+                              git=("abc1234", True), cpu="Test CPU",
+                              now=datetime(2026, 1, 2, 3, 4, 5))
+    assert set(reproduce.METADATA_KEYS) <= set(meta)
+    assert meta["topology"] == "4x2" and meta["features"] == ["GROUP_MIN_LOAD",
+                                                              "WAKE_IDLE_LONGEST"]
+    assert meta["git_dirty"] is True and meta["qemu_mode"] == "icount"
+    assert meta["date"].startswith("2026-01-02T03:04:05")
+
+
+def test_git_state_of_this_repository():
+    rev, dirty = reproduce.git_state()
+    assert len(rev) >= 7 and isinstance(dirty, bool)
+
+
+def test_result_dir_is_named_by_date_and_revision_and_never_reused(tmp_path):
+    now = datetime(2026, 3, 4)
+    first = reproduce.result_dir(tmp_path, now, ("abc1234", False))
+    assert first.name == "2026-03-04-abc1234"
+    assert reproduce.result_dir(tmp_path, now, ("abc1234", True)).name == \
+        "2026-03-04-abc1234-dirty"
+    first.mkdir()
+    assert reproduce.result_dir(tmp_path, now, ("abc1234", False)) == first  # empty: reused
+    (first / "wakeup.json").write_text("{}")
+    assert reproduce.result_dir(tmp_path, now, ("abc1234", False)).name == \
+        "2026-03-04-abc1234-2"
+
+
+def test_results_folder_is_git_ignored():
+    assert "/results/" in (paths.REPO / ".gitignore").read_text().splitlines()
+
+
+# -- synthetic runs ----------------------------------------------------------
+
+def synthetic(rounds=10, ule_factor=1.5, seed=3, name="wakeup"):
+    """A document as wakeup would write it: cfs around 2 s, ule
+    `ule_factor` times that, bmq indistinguishable from cfs; frames as a
+    difference."""
+    rng = random.Random(seed)
+    runs = []
+    for rnd in range(1, rounds + 1):
+        cfs = 2 + rng.uniform(-0.1, 0.1)
+        values = {"cfs": cfs, "ule": cfs * ule_factor * rng.uniform(0.97, 1.03),
+                  "bmq": cfs * rng.uniform(0.8, 1.25)}
+        for cls, value in values.items():
+            runs.append({"bench": "hackbench", "variant": cls, "round": rnd, "value": value,
+                         "unit": "s", "topology": "1x2"})
+        for cls, missed in (("cfs", 40 + rnd % 3), ("ule", 41 - rnd % 3), ("bmq", 0)):
+            runs.append({"bench": "frames-40", "variant": cls, "round": rnd,
+                         "value": float(missed), "unit": "% frames missed"})
+    benches = {"hackbench": reproduce.bench_info("s"),
+               "frames-40": reproduce.bench_info("% frames missed", "difference",
+                                                 "more missed", "fewer missed")}
+    exp = reproduce.EXPERIMENTS[name]
+    meta = reproduce.metadata(exp, release="6.1.192-test", config="base",
+                              config_sha256="0" * 64, topologies=["1x2"], qemu_mode="mttcg",
+                              rounds=rounds, quick=False, argv=["scripts/reproduce"],
+                              git=("abc1234", False), cpu="Test CPU")
+    return reproduce.document(exp, runs, benches, {"hackbench": "hackbench -g 10"}, [], meta)
+
+
+def test_summary_pairs_rounds_and_states_the_verdict():
+    summary = reproduce.summarise(synthetic())
+    hb = summary["hackbench"]
+    assert hb["variants"]["cfs"]["n"] == 10
+    ule, bmq = hb["vs_base"]["ule"], hb["vs_base"]["bmq"]
+    assert 1.45 < ule["median"] < 1.55 and ule["ci"][0] > 1 and ule["verdict"] == "slower"
+    assert bmq["ci"][0] < 1 < bmq["ci"][1] and bmq["verdict"] == "no difference measured"
+    frames = summary["frames-40"]["vs_base"]
+    assert frames["bmq"]["median"] < -35 and frames["bmq"]["verdict"] == "fewer missed"
+    assert frames["ule"]["ci"][0] <= 0 <= frames["ule"]["ci"][1]
+    assert frames["ule"]["verdict"] == "no difference measured"
+    assert "cfs" not in hb["vs_base"]
+
+
+def test_too_few_rounds_give_no_interval():
+    hb = reproduce.summarise(synthetic(rounds=2))["hackbench"]["vs_base"]["ule"]
+    assert hb["ci"] == [None, None] and hb["verdict"] == "too few rounds"
+
+
+def test_pairs_skip_rounds_missing_on_either_side_and_zero_bases():
+    assert reproduce.paired({1: 2.0, 2: 3.0, 3: 1.0}, {1: 1.0, 3: 0.0}, "ratio") == [2.0]
+    assert reproduce.paired({1: 2.0, 3: 1.0}, {1: 1.0, 3: 0.0}, "difference") == [1.0, 1.0]
+
+
+def test_document_is_well_formed_and_problems_are_named():
+    doc = synthetic()
+    assert reproduce.validate(json.loads(json.dumps(doc))) == []
+    broken = json.loads(json.dumps(doc))
+    broken["runs"][0]["value"] = "fast"
+    broken["runs"][1]["variant"] = "eevdf"
+    del broken["metadata"]["config_sha256"]
+    problems = reproduce.validate(broken)
+    assert any("value 'fast'" in p for p in problems)
+    assert any("unknown variant 'eevdf'" in p for p in problems)
+    assert any("config_sha256" in p for p in problems)
+    assert reproduce.validate({"schema": 1}) != []
+    assert reproduce.validate({**doc, "runs": []}) == ["no runs"]
+
+
+def test_save_writes_json_png_and_report(tmp_path):
+    doc = synthetic()
+    json_path, png, report = reproduce.save(doc, tmp_path)
+    assert reproduce.validate(json.loads(json_path.read_text())) == []
+    assert reproduce.check_png(png) == []
+    text = report.read_text()
+    exp = reproduce.EXPERIMENTS["wakeup"]
+    assert f"## wakeup: {exp.title}" in text
+    assert f"Reproduces: {exp.seed}." in text and f"Published shape: {exp.published}" in text
+    assert "| benchmark | unit | cfs | ule | bmq | compared as | ule vs cfs | bmq vs cfs |" \
+        in text
+    row = next(line for line in text.splitlines() if line.startswith("| hackbench "))
+    assert "slower" in row and "no difference measured" in row and "10 rounds" in row
+    assert "![wakeup](wakeup.png)" in text and "kernel 6.1.192-test" in text
+    # A second experiment in the same folder joins the report.
+    other = synthetic(name="bmq-thesis")
+    reproduce.save(other, tmp_path)
+    text = report.read_text()
+    assert text.index("## wakeup") < text.index("## bmq-thesis")
+
+
+def test_check_png_rejects_what_is_not_a_png(tmp_path):
+    bad = tmp_path / "x.png"
+    bad.write_bytes(b"not a png" * 20)
+    assert reproduce.check_png(bad) == ["x.png: not a PNG"]
+    assert reproduce.check_png(tmp_path / "none.png") == ["none.png: missing"]
+
+
+# -- compare -----------------------------------------------------------------
+
+def test_compare_two_folders(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    reproduce.save(synthetic(ule_factor=1.0, seed=4), a)
+    reproduce.save(synthetic(ule_factor=1.5, seed=5), b)
+    reproduce.save(synthetic(name="smt-spread"), b)
+    text = reproduce.compare(a, b)
+    assert "In one folder only (not compared): smt-spread" in text
+    ule = next(line for line in text.splitlines() if line.startswith("| hackbench | ule/cfs"))
+    cells = [c.strip() for c in ule.strip("|").split("|")]
+    change = float(cells[4].split()[1])
+    low, high = (float(x) for x in cells[5].split(" to "))
+    assert 1.4 < low < change < high < 1.6 and cells[6] == "higher"
+    cfs = next(line for line in text.splitlines() if line.startswith("| hackbench | cfs median"))
+    assert cfs.rstrip(" |").endswith("no difference measured")
+    assert "| frames-40 | bmq−cfs |" in text
+
+
+def test_compare_script_prints_the_table(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    reproduce.save(synthetic(seed=1), a)
+    reproduce.save(synthetic(seed=2), b)
+    proc = script("compare", str(a), str(b))
+    assert proc.returncode == 0, proc.stderr
+    assert "## wakeup" in proc.stdout and "| hackbench | ule/cfs |" in proc.stdout
+
+
+def test_bootstrap_change_needs_enough_rounds():
+    assert reproduce.bootstrap_change([1.0] * 4, [2.0] * 10) == (None, None)
+    low, high = reproduce.bootstrap_change([1.0] * 6, [3.0] * 6, "difference")
+    assert low == high == 2.0
+
+
+# -- progress ----------------------------------------------------------------
+
+def test_progress_reports_experiment_round_elapsed_and_estimate():
+    now = [0.0]
+    out = io.StringIO()
+    progress = reproduce.Progress([("wakeup", [100.0]), ("smt-spread", [200.0])],
+                                  stream=out, clock=lambda: now[0])
+    progress.begin(0, 0, "1x2", 10)
+    now[0] = 10
+    progress.at_round(1)
+    now[0] = 30
+    progress.at_round(3)        # two rounds in 20 s: 8 more take 80 s
+    progress.at_round(3)        # no new line for the same round
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("reproduce: [1/2] wakeup 1x2 booting")
+    assert lines[-1] == ("reproduce: [1/2] wakeup 1x2 round 3/10, 0m30s elapsed, "
+                         "about 4m40s left")
+    assert len(lines) == 3
+    progress.end_boot()         # took 30 s of an estimated 100: the next scales down
+    progress.begin(1, 0, "smt", 10)
+    assert progress.left() == pytest.approx(60.0)
+
+
+def test_progress_heartbeat_repeats_a_line_that_did_not_change():
+    now = [0.0]
+    out = io.StringIO()
+    progress = reproduce.Progress([("smt-spread", [300.0])], stream=out, clock=lambda: now[0])
+    progress.begin(0, 0, "smt", 1)
+    stop = reproduce.threading.Event()
+    thread = reproduce.threading.Thread(target=progress.heartbeat, args=(0.01, stop))
+    thread.start()
+    now[0] = 100.0
+    while out.getvalue().count("\n") < 2:
+        reproduce.time.sleep(0.01)
+    stop.set()
+    thread.join()
+    assert out.getvalue().splitlines()[1].startswith(
+        "reproduce: [1/1] smt-spread smt booting, 1m40s elapsed")
+
+
+# -- adapters with a fake runner ----------------------------------------------
+
+class FakeRunner:
+    """Stands in for GuestRunner: returns canned guest output per command
+    and feeds its lines to the progress callback."""
+    mode = "mttcg"
+    config = "base"
+
+    def __init__(self, tmp_path, output):
+        self.tmp_path, self.output, self.commands = tmp_path, output, []
+
+    def config_sha256(self):
+        return "f" * 64
+
+    def shared_dir(self, tag):
+        return "/tmp/out"
+
+    def run(self, command, topology, tag, on_line=lambda line: None, timeout=3600):
+        self.commands.append((command, topology, timeout))
+        text = self.output(command, topology) if callable(self.output) else self.output
+        for line in text.splitlines():
+            on_line(line)
+        return reproduce.Boot(text, "6.1.192-fake", 0, self.tmp_path)
+
+
+def class_bench_output(rounds, benches, classes=reproduce.CLASSES):
+    lines = [f"{reproduce.RELEASE_MARK} 6.1.192-fake"]
+    lines += [f"bench {b} {b} --some-args" for b in benches]
+    for rnd in range(1, rounds + 1):
+        for cls in classes:
+            for b in benches:
+                lines.append(f"result {b} {cls} {rnd} {1.0 + rnd / 10 + (cls == 'ule')}")
+    return "\n".join(lines + ["watchdog 0"]) + "\n"
+
+
+def test_wakeup_adapter_turns_class_bench_output_into_runs(tmp_path):
+    runner = FakeRunner(tmp_path, class_bench_output(2, reproduce.WAKEUP))
+    ctx = reproduce.Context(rounds=2, quick=True, runner=runner, build_programs=False)
+    outcome, topologies = reproduce.run_experiment(reproduce.EXPERIMENTS["wakeup"], 0, ctx,
+                                                   None, False)
+    assert topologies == ["1x2"]
+    cmd = runner.commands[0][0]
+    assert "class_bench.sh 'cfs ule bmq' 2 0 wakeup" in cmd
+    assert len(outcome.runs) == 2 * 3 * 5 and not outcome.failures
+    assert set(outcome.benches) == set(reproduce.WAKEUP)
+    run = next(r for r in outcome.runs if r["variant"] == "ule" and r["round"] == 2)
+    assert run["value"] == pytest.approx(2.2) and run["topology"] == "1x2"
+
+
+def test_scaling_adapter_names_runs_by_topology_and_notes_missing_ones(tmp_path):
+    def output(command, topology):
+        classes = ("cfs", "ule") if topology == "2x2" else reproduce.CLASSES
+        return class_bench_output(1, ("sysbench-threads", "sysbench-mutex"), classes)
+    runner = FakeRunner(tmp_path, output)
+    ctx = reproduce.Context(rounds=1, quick=True, runner=runner, build_programs=False)
+    outcome, topologies = reproduce.run_experiment(
+        reproduce.EXPERIMENTS["sysbench-scaling"], 0, ctx, None, False)
+    assert topologies == ["1x2", "2x2"]
+    assert "'sysbench-threads,sysbench-mutex'" in runner.commands[0][0]
+    assert {r["bench"] for r in outcome.runs} == {
+        f"sysbench-{b} {t}" for b in ("threads", "mutex") for t in topologies}
+    assert {(f["bench"], f["variant"]) for f in outcome.failures} == {
+        ("sysbench-threads 2x2", "bmq"), ("sysbench-mutex 2x2", "bmq")}
+
+
+def test_class_bench_without_results_is_an_error(tmp_path):
+    runner = FakeRunner(tmp_path, "class_bench.sh: unknown suite\n")
+    ctx = reproduce.Context(rounds=1, quick=True, runner=runner, build_programs=False)
+    with pytest.raises(reproduce.ReproduceError, match="no result"):
+        reproduce.run_experiment(reproduce.EXPERIMENTS["wakeup"], 0, ctx, None, False)
+
+
+SMT_OUTPUT = """reproduce-uname-r 6.1.192-fake
+reproduce-smt 1 cfs
+TAP version 13
+# 2 spinners: 0 of 12 samples misplaced, longest for 0 cs
+# 3 spinners: 1 of 12 samples misplaced, longest for 0 cs
+# 4 spinners: 3 of 12 samples misplaced, longest for 100 cs
+# 0 of 4 failed
+reproduce-smt 1 ule
+# 2 spinners: 6 of 12 samples misplaced, longest for 250 cs
+"""
+
+
+def test_smt_command_rotates_classes_and_parse_reads_fractions():
+    cmd = reproduce.smt_command(2, "/u")
+    order = [part.split()[1] for part in cmd.split("; ") if part.startswith("echo ") and
+             "sched_class &&" in part]
+    assert order == ["cfs", "ule", "bmq", "ule", "bmq", "cfs"]
+    runs = reproduce.parse_smt(SMT_OUTPUT, "smt")
+    assert [(r["bench"], r["variant"], r["round"], r["value"]) for r in runs] == [
+        ("2 spinners", "cfs", 1, 0.0), ("3 spinners", "cfs", 1, 1 / 12),
+        ("4 spinners", "cfs", 1, 0.25), ("2 spinners", "ule", 1, 0.5)]
+
+
+def test_smt_adapter_reports_classes_without_samples(tmp_path):
+    ctx = reproduce.Context(rounds=1, quick=True, runner=FakeRunner(tmp_path, SMT_OUTPUT),
+                            build_programs=False)
+    ctx.program = lambda name: Path("/bin/true")
+    outcome, topologies = reproduce.run_experiment(reproduce.EXPERIMENTS["smt-spread"], 0, ctx,
+                                                   "1x2", False)
+    assert topologies == ["smt"] and outcome.release == "6.1.192-fake"
+    assert [f["variant"] for f in outcome.failures] == ["bmq"]
+
+
+def test_wasted_runs_pair_off_and_on_by_round():
+    measured = {"group-imbalance": {
+        side: {"runs": [{"name": f"group-imbalance-{side}-{i}", "elapsed_ms": 1000.0 * i,
+                         "violations": 0, "idle_overloaded_ms": 10.0 * i + (side == "on"),
+                         "idle_overloaded_fraction": 0.01, "lost_records": 0}
+                        for i in (1, 2)]} for side in ("off", "on")}}
+    runs = reproduce.wasted_runs(measured, "4x2")
+    assert len(runs) == 8
+    idle_on_2 = next(r for r in runs if r["bench"] == "group-imbalance idle-while-overloaded"
+                     and r["variant"] == "on" and r["round"] == 2)
+    assert idle_on_2["value"] == 21.0 and idle_on_2["violations"] == 0
+    assert set(r["bench"] for r in runs) <= set(reproduce.WASTED_BENCHES)
+
+
+# -- the whole command, with the fake runner -----------------------------------
+
+def test_main_writes_a_result_folder(tmp_path, monkeypatch, capsys):
+    runner = FakeRunner(tmp_path, class_bench_output(5, reproduce.WAKEUP))
+    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: runner)
+    monkeypatch.setattr(reproduce.build, "build", lambda config: 0)
+    out = tmp_path / "results"
+    rc = reproduce.main(["wakeup", "--rounds", "5", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    doc = json.loads((out / "wakeup.json").read_text())
+    assert reproduce.validate(doc) == [] and doc["metadata"]["rounds"] == 5
+    assert doc["metadata"]["kernel_release"] == "6.1.192-fake"
+    assert doc["metadata"]["config_sha256"] == "f" * 64
+    assert doc["metadata"]["command_line"] == f"scripts/reproduce wakeup --rounds 5 --out {out}"
+    assert reproduce.check_png(out / "wakeup.png") == []
+    assert "## wakeup" in (out / "report.md").read_text()
+    assert "reproduce: [1/1] wakeup 1x2 round 5/5" in captured.err
+    assert "ule vs cfs" in captured.out
+
+
+def test_quick_fails_on_failed_runs(tmp_path, monkeypatch, capsys):
+    text = class_bench_output(1, reproduce.WAKEUP).replace("result pipe bmq 1 1.1",
+                                                           "result pipe bmq 1 fail")
+    runner = FakeRunner(tmp_path, text)
+    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: runner)
+    monkeypatch.setattr(reproduce.build, "build", lambda config: 0)
+    rc = reproduce.main(["wakeup", "--quick", "--out", str(tmp_path / "r")])
+    assert rc == 1 and "failed runs" in capsys.readouterr().err
+    doc = json.loads((tmp_path / "r" / "wakeup.json").read_text())
+    assert doc["failures"] == [{"bench": "pipe", "variant": "bmq", "round": 1,
+                                "why": "tool failed"}]
+    assert not [r for r in doc["runs"] if r["bench"] == "pipe" and r["variant"] == "bmq"]
+    assert bench.parse(text)[2] == [("pipe", "bmq", "1")]
+
+
+def test_a_stall_watchdog_report_is_a_failure():
+    failure = reproduce.class_bench_failure(("watchdog", "reports", "2"), "")
+    assert failure == {"bench": "all", "variant": "all", "why": "2 stall-watchdog reports"}
+
+
+# -- the quick run in the guest ----------------------------------------------
+
+QUICK_BENCHES = {
+    "wakeup": {"hackbench", "pipe", "messaging", "sysbench-threads", "sysbench-mutex"},
+    "bmq-thesis": {"messaging-g10", "messaging-g20", "frames-10", "frames-20", "frames-40"},
+    "sysbench-scaling": {f"sysbench-{b} {t}" for b in ("threads", "mutex")
+                         for t in ("1x2", "2x2")},
+    "wasted-cores": {f"{s} {m}" for s in ("group-imbalance", "overload-on-wakeup")
+                     for m in ("job", "idle-while-overloaded")},
+    "smt-spread": {"2 spinners", "3 spinners", "4 spinners"},
+}
+
+
+@pytest.mark.ule
+@pytest.mark.bmq
+def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path):
+    """scripts/reproduce --quick on the debug kernel: every experiment
+    completes with a value for each of its benchmarks and variants, no
+    failed run (a tool's failure, a stall-watchdog report), well-formed
+    JSON and PNG, a report that names each; timing is not asserted. This
+    is also the smoke test of class_bench.sh's two suites under every
+    class."""
+    out = tmp_path / "results"
+    proc = subprocess.run([str(SCRIPT), "--quick", "--no-build", "--out", str(out)],
+                          capture_output=True, text=True, timeout=2400)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    docs = reproduce.load_folder(out)
+    assert set(docs) == set(QUICK_BENCHES), sorted(docs)
+    report = (out / "report.md").read_text()
+    for name, doc in docs.items():
+        assert reproduce.validate(doc) == [], (name, reproduce.validate(doc))
+        assert reproduce.check_png(out / f"{name}.png") == [], name
+        assert not doc["failures"], (name, doc["failures"])
+        assert doc["metadata"]["config"] == "debug" and doc["metadata"]["quick"]
+        assert doc["metadata"]["kernel_release"], name
+        seen = {(r["bench"], r["variant"]) for r in doc["runs"]}
+        want = {(b, v) for b in QUICK_BENCHES[name] for v in doc["variants"]}
+        assert seen == want, (name, sorted(want - seen))
+        assert f"## {name}:" in report
