@@ -28,7 +28,7 @@ def script(*args):
 @pytest.mark.parametrize("args, says", [
     (["bogus"], "unknown experiment 'bogus'"),
     (["wakeup", "bogus"], "unknown experiment 'bogus'"),
-    (["starvation"], "not yet implemented"),
+    (["interactivity-trace"], "not yet implemented"),
     (["-t", "3y"], "unknown topology '3y'"),
     (["--rounds", "0"], "must be a positive number"),
     (["--rounds", "x"], "must be a positive number"),
@@ -85,6 +85,10 @@ def test_topologies_follow_t_only_where_the_experiment_allows():
     assert ex["smt-spread"].topologies_for("1x2", False, False) == ["smt"]
     assert ex["sysbench-scaling"].topologies_for("1x2", False, False) == ["1x2", "2x4", "4x8"]
     assert ex["sysbench-scaling"].topologies_for(None, False, True) == ["host"]
+    assert ex["unpin-spread"].topologies_for(None, False, False) == ["2x4"]
+    assert ex["unpin-spread"].topologies_for(None, True, False) == ["2x2"]
+    assert ex["unpin-spread"].topologies_for("4x8", True, False) == ["4x8"]
+    assert ex["starvation"].topologies_for(None, True, False) == ["1x2"]
 
 
 # -- metadata ----------------------------------------------------------------
@@ -423,6 +427,153 @@ def test_wasted_runs_pair_off_and_on_by_round():
     assert set(r["bench"] for r in runs) <= set(reproduce.WASTED_BENCHES)
 
 
+def test_rotated_command_and_marked_runs_split_the_output_per_class_and_round():
+    cmd = reproduce.rotated_command(3, "m", "run")
+    order = [part.split()[1] for part in cmd.split("; ") if "sched_class &&" in part]
+    assert order == ["cfs", "ule", "bmq", "ule", "bmq", "cfs", "bmq", "cfs", "ule"]
+    assert cmd.endswith("echo $first >/proc/sys/kernel/sched_class")
+    text = "boot noise\nm 1 cfs\na\nb\nm 1 ule\nm 2 bmq\nc\nm x y\n"
+    assert reproduce.marked_runs(text, "m") == {(1, "cfs"): ["a", "b"], (1, "ule"): [],
+                                                (2, "bmq"): ["c", "m x y"]}
+
+
+def starvation_output(cls, beside_ns_per_50cs, problem=None, rnd=1):
+    """starvation_series.sh's output for one run as the guest prints it:
+    the hog alone at 100 % from 10.00 s, the pool launched at 11.00 s, its
+    tids seen at 11.10 s (threads start at 13.10 s, end at 17.10 s), the
+    hog getting `beside_ns_per_50cs` per half second from 14.10 s to
+    16.60 s, the pool gone at 17.20 s, the hog alone again."""
+    lines = [f"reproduce-starvation {rnd} {cls}", "TAP version 13", "1..5",
+             "ok 1 - CPU 1 for the loads, CPU 0 for this shell",
+             f"# starvation class {cls} cpu 1 threads 80 run_us 1000 sleep_us 4000 "
+             "pool_s 4 step 0.5 autogroup 1",
+             "# hog 1000 0", "# hog 1050 500000000", "# hog 1100 1000000000",
+             f"ok 2 - the spinner runs on {cls}", "# pool launch 1100",
+             "# hog 1110 1050000000", "# pool start 1310", "# pool end 1710",
+             "# hog 1410 1200000000"]
+    ns = 1200000000
+    for t in range(1460, 1711, 50):
+        ns += beside_ns_per_50cs
+        lines.append(f"# hog {t} {ns}")
+    lines += ["# pool gone 1720", "# hog 1720 %d" % ns]
+    for t in (1770, 1820):
+        ns += 500000000
+        lines.append(f"# hog {t} {ns}")
+    lines.append("ok 3 - the pool's 80 threads exist")
+    lines.append(f"not ok 4 - {problem}" if problem else "ok 4 - the pool ended on time")
+    lines += ["ok 5 - the spinner ran to the end of the run", "# 0 of 5 failed"]
+    return "\n".join(lines) + "\n"
+
+
+def test_parse_starvation_reads_the_hogs_share_per_phase():
+    text = ("reproduce-uname-r 6.1.192-fake\n" + starvation_output("cfs", 250000000)
+            + starvation_output("ule", 0)
+            + starvation_output("bmq", 10000000, problem="the pool ended on time"))
+    runs, failures = reproduce.parse_starvation(text, "1x2")
+    values = {(r["bench"], r["variant"]): r["value"] for r in runs}
+    assert values == {("hog alone", "cfs"): 100.0, ("hog beside the pool", "cfs"): 50.0,
+                      ("hog after the pool", "cfs"): 100.0, ("hog alone", "ule"): 100.0,
+                      ("hog beside the pool", "ule"): 0.0, ("hog after the pool", "ule"): 100.0}
+    assert failures == [{"bench": "all", "variant": "bmq", "round": 1,
+                         "why": "the pool ended on time"}]
+    beside = next(r for r in runs if r["bench"] == "hog beside the pool" and r["variant"] == "ule")
+    assert beside["marks"] == {"pool launched": -2.1, "threads start": 0.0, "threads end": 4.0}
+    assert beside["series"][0] == [-2.6, 100.0]
+    assert [y for x, y in beside["series"] if 1.0 < x <= 4.0] == [0.0] * 6
+    assert "series" not in next(r for r in runs if r["bench"] == "hog alone")
+
+
+def test_parse_starvation_notes_a_window_without_samples():
+    text = starvation_output("cfs", 250000000).replace("# pool gone 1720\n", "")
+    runs, failures = reproduce.parse_starvation(text, "1x2")
+    assert {r["bench"] for r in runs} == {"hog alone", "hog beside the pool"}
+    assert failures == [{"bench": "hog after the pool", "variant": "cfs", "round": 1,
+                         "why": "fewer than two samples in its window"}]
+
+
+UNPIN_OUTPUT = """reproduce-uname-r 6.1.192-fake
+reproduce-unpin 1 cfs
+TAP version 13
+1..3
+# unpin cpus 4 window_cs 500 step 0.25 always_steal 0
+ok 1 - uleload started 4 spinners
+# pinned 0 0 0 0
+ok 2 - 4 spinners on CPU 0 before the unpinning
+# spread 26 0 1 0 0
+# spread 51 0 1 2 3
+# spread 77 0 1 3 2
+ok 3 - the spinners were unpinned (3 samples)
+# 0 of 3 failed
+reproduce-unpin 1 ule
+TAP version 13
+# unpin cpus 4 window_cs 500 step 0.25 always_steal 0
+# spread 26 0 0 0 0
+# spread 51 0 0 1 -
+# spread 500 0 0 1 2
+# 0 of 3 failed
+"""
+
+
+def test_parse_unpin_finds_the_time_to_one_per_cpu_or_flags_never():
+    runs, failures = reproduce.parse_unpin(UNPIN_OUTPUT, "2x2")
+    assert not failures
+    values = {(r["bench"], r["variant"]): r["value"] for r in runs}
+    assert values == {("time to one per CPU", "cfs"): 0.51,
+                      ("CPUs without a spinner", "cfs"): pytest.approx(2 / 3, abs=1e-3),
+                      ("time to one per CPU", "ule"): 5.0,
+                      ("CPUs without a spinner", "ule"): 2.0}
+    cfs, ule = (next(r for r in runs if r["bench"] == "time to one per CPU"
+                     and r["variant"] == v) for v in ("cfs", "ule"))
+    assert not cfs["censored"] and ule["censored"] and ule["always_steal"] == "0"
+    assert cfs["series"] == [[0.0, 1], [0.26, 2], [0.51, 4], [0.77, 4]]
+    assert cfs["first_sample"] == 0.26 and not cfs["settled_at_first_sample"]
+    assert ule["threads_per_cpu"] == [[4, 0, 0, 0], [2, 1, 0, 0], [2, 1, 1, 0]]
+    bad = UNPIN_OUTPUT.replace("ok 2 - 4 spinners", "not ok 2 - 4 spinners")
+    runs, failures = reproduce.parse_unpin(bad, "2x2")
+    assert {r["variant"] for r in runs} == {"ule"}
+    assert failures[0]["variant"] == "cfs" and "4 spinners on CPU 0" in failures[0]["why"]
+
+
+def test_unpin_window_gives_the_balancer_time_to_fill_every_cpu():
+    assert reproduce.unpin_window(8, False) == 15
+    assert reproduce.unpin_window(32, False) == 47
+    assert reproduce.unpin_window(32, True) == 5
+
+
+def test_series_adapters_report_missing_classes_and_plot_over_time(tmp_path):
+    """Both adapters with canned guest output: the quick sizes reach the
+    guest, a class without output is a failure, and the saved figure and
+    report carry the time series and the censored runs."""
+    for name, output, says in (
+            ("starvation", "reproduce-uname-r 6.1.192-fake\n"
+             + starvation_output("cfs", 250000000) + starvation_output("ule", 0),
+             "POOL_S=4 ALONE_S=2 AFTER_S=2 sh "),
+            ("unpin-spread", UNPIN_OUTPUT, "WINDOW_S=5 STEP=0.25 sh ")):
+        runner = FakeRunner(tmp_path, output)
+        ctx = reproduce.Context(rounds=1, quick=True, runner=runner, build_programs=False)
+        ctx.program = lambda prog: Path("/bin/true")
+        exp = reproduce.EXPERIMENTS[name]
+        outcome, topologies = reproduce.run_experiment(exp, 0, ctx, None, False)
+        assert says in runner.commands[0][0] and outcome.release == "6.1.192-fake"
+        assert outcome.failures == [{"bench": "all", "variant": "bmq", "round": 1,
+                                     "why": "no run"}]
+        meta = reproduce.metadata(exp, release=outcome.release, config="debug",
+                                  config_sha256="0" * 64, topologies=topologies,
+                                  qemu_mode="mttcg", rounds=1, quick=True,
+                                  argv=["scripts/reproduce"], git=("abc1234", False),
+                                  cpu="Test CPU")
+        doc = reproduce.document(exp, outcome.runs, outcome.benches, outcome.commands,
+                                 outcome.failures, meta)
+        assert reproduce.validate(doc) == []
+        json_path, png, report = reproduce.save(doc, tmp_path / "r")
+        assert reproduce.check_png(png) == []
+        assert json.loads(json_path.read_text())["runs"][0]["topology"] == topologies[0]
+    text = report.read_text()
+    assert "## starvation:" in text and "## unpin-spread:" in text
+    assert "Never within the window" in text and "time to one per CPU: ule 1 of 1" in text
+    assert "Already there at the first sample" not in text
+
+
 # -- the whole command, with the fake runner -----------------------------------
 
 def test_main_writes_a_result_folder(tmp_path, monkeypatch, capsys):
@@ -474,6 +625,8 @@ QUICK_BENCHES = {
     "wasted-cores": {f"{s} {m}" for s in ("group-imbalance", "overload-on-wakeup")
                      for m in ("job", "idle-while-overloaded")},
     "smt-spread": {"2 spinners", "3 spinners", "4 spinners"},
+    "starvation": {"hog alone", "hog beside the pool", "hog after the pool"},
+    "unpin-spread": {"time to one per CPU", "CPUs without a spinner"},
 }
 
 

@@ -69,14 +69,16 @@ class Experiment:
     def topologies_for(self, override, quick, host):
         """Topologies to boot, in order: this machine alone with --host;
         the experiment's own list when it has one (-t does not apply);
-        otherwise -t, or the default (1x2 with --quick, where 2 vCPUs
-        keep a lockdep kernel quick)."""
+        otherwise -t, or the default (with --quick the first of
+        `quick_topologies`, else 1x2, where 2 vCPUs keep a lockdep kernel
+        quick)."""
         if host:
             return ["host"]
         if self.topologies:
             return list(self.quick_topologies or self.topologies) if quick \
                 else list(self.topologies)
-        return [override or ("1x2" if quick else self.default_topology)]
+        quick_default = self.quick_topologies[0] if self.quick_topologies else "1x2"
+        return [override or (quick_default if quick else self.default_topology)]
 
     def estimate(self, topology, quick):
         """Seconds one round takes on `topology`: the reference topology's
@@ -102,15 +104,9 @@ class Planned:
 
 EXPERIMENTS = {}
 PLANNED = {p.name: p for p in [
-    Planned("starvation", "seed 000 §5.1 (Figure 1, Table 2)",
-            "a CPU hog beside 80 mostly sleeping threads on one CPU: the hog's share "
-            "over time per class"),
     Planned("interactivity-trace", "seed 000 §5.2 (Figures 3-4)",
             "128-thread sysbench on ULE: each thread's priority and interactivity "
             "penalty over time"),
-    Planned("unpin", "seed 000 §6.1 (Figure 6)",
-            "spinners pinned to CPU 0 then unpinned on 4x8: threads per CPU over time "
-            "and time to one per CPU, per class"),
     Planned("barrier-hpc", "seed 000 §6.3 (Figure 8, MG)",
             "a barrier-synchronised stencil, one thread per CPU: completion time per class"),
     Planned("wakeup-latency", "issue 17 item 8",
@@ -136,12 +132,18 @@ def experiment(name, **fields):
     return register
 
 
-def bench_info(unit, compare="ratio", worse="slower", better="faster"):
+def bench_info(unit, compare="ratio", worse="slower", better="faster", series=None):
     """How a benchmark's values are compared with the base variant: as a
     ratio (times, neutral 1) or a difference (percentages and fractions
     whose base may be 0, neutral 0), and the words for a measured
-    difference (lower is better for every benchmark here)."""
-    return {"unit": unit, "compare": compare, "worse": worse, "better": better}
+    difference (lower is better for every benchmark here). `series`,
+    (x label, y label), says that its runs carry a time series
+    ("series": [[x, y], ...]) that the figure draws over time, as the
+    seeds' figures do for what a single number per round cannot show."""
+    info = {"unit": unit, "compare": compare, "worse": worse, "better": better}
+    if series:
+        info["series"] = {"x": series[0], "y": series[1]}
+    return info
 
 
 @dataclasses.dataclass
@@ -472,8 +474,35 @@ def report_section(doc):
     if doc["failures"]:
         lines += [f"Failed runs, left out: {len(doc['failures'])} "
                   f"({'; '.join(str(f) for f in doc['failures'][:5])}).", ""]
+    for flag, meaning in RUN_FLAGS:
+        flagged = flag_counts(doc, flag)
+        if flagged:
+            lines += [meaning + ": " + "; ".join(f"{b}: {v} {n} of {total} rounds"
+                                                 for (b, v), (n, total) in flagged.items())
+                      + ".", ""]
     lines += [f"![{doc['experiment']}]({doc['experiment']}.png)", ""]
     return "\n".join(lines)
+
+
+# Flags a run of a time-until-something measurement may carry, with what
+# they mean for its value, counted under the experiment's table: a median
+# over such runs is a bound, not a measurement.
+RUN_FLAGS = (
+    ("censored", "Never within the window (the value is the window's length, a lower "
+                 "bound)"),
+    ("settled_at_first_sample", "Already there at the first sample (the value is when "
+                                "that sample came, an upper bound)"),
+)
+
+
+def flag_counts(doc, flag):
+    """{(bench, variant): (runs flagged `flag`, runs)} where any is."""
+    out = {}
+    for run in doc["runs"]:
+        key = (run["bench"], run["variant"])
+        n, total = out.get(key, (0, 0))
+        out[key] = (n + bool(run.get(flag)), total + 1)
+    return {k: v for k, v in out.items() if v[0]}
 
 
 def write_report(folder):
@@ -505,9 +534,14 @@ def plot(doc, path, summary=None):
 
     summary = summary or summarise(doc)
     names = list(summary)
-    cols = min(3, max(1, len(names)))
-    rows = math.ceil(len(names) / cols) or 1
+    over_time = [n for n in names if summary[n].get("series")
+                 and any(r["bench"] == n and r.get("series") for r in doc["runs"])]
+    panels = len(names) + len(over_time)
+    cols = min(3, max(1, panels))
+    rows = math.ceil(panels / cols) or 1
     fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), squeeze=False)
+    for ax, name in zip(list(axes.flat)[len(names):], over_time):
+        plot_series(ax, doc, name, summary[name]["series"])
     for ax, name in zip(axes.flat, names):
         entry = summary[name]
         variants = [v for v in doc["variants"] if v in entry["variants"]]
@@ -522,13 +556,38 @@ def plot(doc, path, summary=None):
         lines = [name] + [f"{relation(v, doc['base'], entry['compare'])} "
                           f"{describe_vs(s)}" for v, s in entry["vs_base"].items()]
         ax.set_title("\n".join(lines), fontsize=7)
-    for ax in list(axes.flat)[len(names):]:
+    for ax in list(axes.flat)[panels:]:
         ax.axis("off")
     fig.suptitle(f"{doc['experiment']}: {doc['seed']}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return Path(path)
+
+
+def plot_series(ax, doc, name, labels):
+    """Every run's time series of benchmark `name`, one colour per
+    variant, with the runs' marks (a phase starting, say) as dashed
+    lines: the shape over time the seeds' figures show."""
+    colours = {v: f"C{i}" for i, v in enumerate(doc["variants"])}
+    labelled, marks = set(), {}
+    for run in sorted(doc["runs"], key=lambda r: r["round"]):
+        if run["bench"] != name or not run.get("series"):
+            continue
+        xs, ys = zip(*run["series"])
+        variant = run["variant"]
+        ax.plot(xs, ys, "-", color=colours.get(variant, "k"), alpha=0.6, linewidth=1,
+                label=None if variant in labelled else variant)
+        labelled.add(variant)
+        marks.update(run.get("marks") or {})
+    for label, x in marks.items():
+        ax.axvline(x, color="grey", linestyle="--", linewidth=0.8)
+        ax.annotate(label, (x, 1), xycoords=("data", "axes fraction"), fontsize=6,
+                    rotation=90, va="top", ha="right")
+    ax.set_xlabel(labels["x"], fontsize=8)
+    ax.set_ylabel(labels["y"], fontsize=8)
+    ax.set_title(f"{name}: {labels['y']} over time, every round", fontsize=7)
+    ax.legend(fontsize=7)
 
 
 def save(doc, folder):
@@ -1072,19 +1131,42 @@ SMT_MARK = "reproduce-smt"
 SMT_QUICK_ENV = "SETTLE_S=1 SAMPLES=3 "
 
 
-def smt_command(rounds, uleload, classes=CLASSES, quick=False):
-    """Shell that runs smt_spread.sh under each class per round, order
-    rotated each round, each run announced by a marker line."""
-    env = SMT_QUICK_ENV if quick else ""
+def rotated_command(rounds, mark, command, classes=CLASSES):
+    """Shell that runs `command` under each class per round (switched
+    through kernel.sched_class, order rotated each round as class_bench.sh
+    does, so a drift of the shared host spreads over every class), each
+    run announced by "MARK ROUND CLASS"; the boot's class is restored at
+    the end. A class that cannot be switched to gets no marker and no run."""
     parts = ["first=$(cat /proc/sys/kernel/sched_class)"]
     for rnd in range(1, rounds + 1):
         k = (rnd - 1) % len(classes)
         for cls in classes[k:] + classes[:k]:
             parts.append(f"echo {cls} >/proc/sys/kernel/sched_class && sleep 1 && "
-                         f"echo {SMT_MARK} {rnd} {cls} && "
-                         f"{env}sh {paths.GUEST_TESTS}/smt_spread.sh {uleload}")
+                         f"echo {mark} {rnd} {cls} && {command}")
     parts.append("echo $first >/proc/sys/kernel/sched_class")
     return "; ".join(parts)
+
+
+def marked_runs(output, mark):
+    """{(round, class): [lines]} of rotated_command()'s output: each run's
+    lines, from its marker to the next."""
+    runs, where = {}, None
+    for line in output.splitlines():
+        f = line.split()
+        if f[:1] == [mark] and len(f) == 3 and f[1].isdigit():
+            where = (int(f[1]), f[2])
+            runs[where] = []
+        elif where:
+            runs[where].append(line)
+    return runs
+
+
+def smt_command(rounds, uleload, classes=CLASSES, quick=False):
+    """Shell that runs smt_spread.sh under each class per round, order
+    rotated each round, each run announced by a marker line."""
+    env = SMT_QUICK_ENV if quick else ""
+    return rotated_command(rounds, SMT_MARK,
+                           f"{env}sh {paths.GUEST_TESTS}/smt_spread.sh {uleload}", classes)
 
 
 def parse_smt(output, topology):
@@ -1138,6 +1220,239 @@ def smt_spread(ctx, topology):
                                        if any(r["bench"] == b for r in runs)},
                    commands={b: f"smt_spread.sh under each class ({b})" for b in benches},
                    failures=failures, release=boot.release)
+
+
+TAP_NOT_OK = re.compile(r"^not ok \d+ - (.*)$")
+
+
+def missing_runs(runs, rounds, failures):
+    """Failure records for each class and round that left neither a run
+    nor a failure (no marker: the class switch failed, or the guest
+    stopped before it)."""
+    seen = {(r["variant"], r["round"]) for r in runs}
+    seen |= {(f["variant"], f.get("round")) for f in failures}
+    return [{"bench": "all", "variant": c, "round": r, "why": "no run"}
+            for r in range(1, rounds + 1) for c in CLASSES if (c, r) not in seen]
+
+
+def series_experiment(ctx, topology, name, script, env, mark, parse, benches):
+    """Run tools/testing/sched/SCRIPT (with ENV assignments) under each
+    class per round in one boot, parse its runs and note each class and
+    round that left none: the common body of the time-series adapters."""
+    cmd = rotated_command(ctx.rounds, mark,
+                          f"{env}sh {paths.GUEST_TESTS}/{script} {ctx.program('uleload')}")
+    boot = ctx.runner.run(cmd, topology, f"{name}-{topology}",
+                          ctx.track(rf"^{mark} (\d+) "), ctx.timeout())
+    runs, failures = parse(boot.output, topology)
+    if not runs:
+        raise ReproduceError(f"{script} gave no result (exit {boot.status}); "
+                             f"output in {boot.files}")
+    failures += missing_runs(runs, ctx.rounds, failures)
+    return Outcome(runs=runs, benches=benches,
+                   commands={b: f"{env}{script} under each class ({b})" for b in benches},
+                   failures=failures, release=boot.release)
+
+
+STARVATION_MARK = "reproduce-starvation"
+STARVATION_HOG = re.compile(r"^# hog (\d+) (\d+)$")
+STARVATION_POOL = re.compile(r"^# pool (launch|start|end|gone) (\d+)$")
+SHARE_UNIT = "% of CPU 1"
+STARVATION_BENCHES = {
+    "hog alone": bench_info(SHARE_UNIT, "difference", "higher share", "lower share"),
+    "hog beside the pool": bench_info(SHARE_UNIT, "difference", "higher share", "lower share",
+                                      series=("s since the pool's threads started",
+                                              "hog's share of CPU 1 (%)")),
+    "hog after the pool": bench_info(SHARE_UNIT, "difference", "higher share", "lower share"),
+}
+# --quick: a 4 s pool between 2 s alone and 2 s after (10 s, 4 s and 3 s).
+STARVATION_QUICK_ENV = "POOL_S=4 ALONE_S=2 AFTER_S=2 "
+
+
+def share_between(samples, low, high):
+    """The hog's share of its CPU in percent from the first to the last
+    of its (centiseconds, run ns) samples within [low, high]; None with
+    fewer than two there."""
+    inside = [(t, ns) for t, ns in samples if low <= t <= high]
+    if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+        return None
+    (t0, n0), (t1, n1) = inside[0], inside[-1]
+    return round((n1 - n0) / ((t1 - t0) * 1e5), 3)
+
+
+def share_series(samples, origin):
+    """[[seconds since `origin`, share in percent]] over each interval
+    between two samples, dated at its end: the Figure's curve."""
+    return [[round((t1 - origin) / 100, 2), round((n1 - n0) / ((t1 - t0) * 1e5), 2)]
+            for (t0, n0), (t1, n1) in zip(samples, samples[1:]) if t1 > t0]
+
+
+def parse_starvation_run(lines):
+    """One run of starvation_series.sh: ({bench: share or None}, extra
+    fields of the "beside" run, failed TAP checks). Windows: alone from
+    0.5 s after the start to the pool's launch; beside from 1 s after the
+    latest its threads can have started to 0.25 s before the earliest
+    they can have ended (the script prints those bounds); after from 0.5 s
+    after the pool is gone to the end."""
+    samples, pool, problems = [], {}, []
+    for line in lines:
+        if m := STARVATION_HOG.match(line):
+            samples.append((int(m[1]), int(m[2])))
+        elif m := STARVATION_POOL.match(line):
+            pool[m[1]] = int(m[2])
+        elif m := TAP_NOT_OK.match(line):
+            problems.append(m[1])
+    if not samples:
+        return {}, {}, problems + ["no samples"]
+    values = {
+        "hog alone": share_between(samples, samples[0][0] + 50, pool["launch"])
+        if "launch" in pool else None,
+        "hog beside the pool": share_between(
+            samples, pool["start"] + 100, min(pool["end"], pool.get("gone", pool["end"])) - 25)
+        if "start" in pool and "end" in pool else None,
+        "hog after the pool": share_between(samples, pool["gone"] + 50, samples[-1][0])
+        if "gone" in pool else None,
+    }
+    origin = pool.get("start", samples[0][0])
+    marks = {label: round((pool[key] - origin) / 100, 2)
+             for key, label in (("launch", "pool launched"), ("start", "threads start"),
+                                ("end", "threads end")) if key in pool}
+    return values, {"series": share_series(samples, origin), "marks": marks}, problems
+
+
+def parse_series(output, topology, mark, parse_run, unit_of, series_bench):
+    """Raw runs and failures of rotated_command()'s output: each run's
+    values from parse_run(lines) as (values, extra, problems); a run with
+    problems is one failure, a value of None one failure of its bench, and
+    the time series (extra) goes with series_bench's run for the figure."""
+    runs, failures = [], []
+    for (rnd, cls), lines in marked_runs(output, mark).items():
+        values, extra, problems = parse_run(lines)
+        if problems:
+            failures.append({"bench": "all", "variant": cls, "round": rnd,
+                             "why": "; ".join(problems)})
+            continue
+        for name, value in values.items():
+            if value is None:
+                failures.append({"bench": name, "variant": cls, "round": rnd,
+                                 "why": "fewer than two samples in its window"})
+                continue
+            run = {"bench": name, "variant": cls, "round": rnd, "value": value,
+                   "unit": unit_of(name), "topology": topology}
+            if name == series_bench:
+                run.update(extra)
+            runs.append(run)
+    return runs, failures
+
+
+def parse_starvation(output, topology):
+    """Raw runs and failures of the starvation experiment's guest output."""
+    return parse_series(output, topology, STARVATION_MARK, parse_starvation_run,
+                        lambda name: SHARE_UNIT, "hog beside the pool")
+
+
+@experiment(
+    "starvation",
+    title="a CPU hog beside 80 mostly sleeping threads on one CPU",
+    seed="seed 000 §5.1 (Figure 1, Table 2)",
+    published="On CFS fibo kept accumulating run time while sysbench's 80 mostly sleeping "
+              "threads shared its core, at a bit less than half the core; on ULE those "
+              "threads stayed interactive and fibo got no CPU at all while they ran (the "
+              "starvation is not bounded), then ran alone again.",
+    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    seconds_per_round=75, quick_seconds=45)
+def starvation(ctx, topology):
+    """tools/testing/sched/starvation_series.sh under each class in one
+    boot: the hog's share of CPU 1 alone, beside the pool and after it,
+    compared with CFS as a difference (ULE's share can be 0), with the
+    share over time kept in the "beside" runs for the figure."""
+    return series_experiment(ctx, topology, "starvation", "starvation_series.sh",
+                             STARVATION_QUICK_ENV if ctx.quick else "", STARVATION_MARK,
+                             parse_starvation, STARVATION_BENCHES)
+
+
+UNPIN_MARK = "reproduce-unpin"
+UNPIN_HEAD = re.compile(r"^# unpin cpus (\d+) window_cs (\d+) step \S+ always_steal (\S+)$")
+UNPIN_SAMPLE = re.compile(r"^# spread (\d+)((?: \S+)*)$")
+UNPIN_PINNED = re.compile(r"^# pinned((?: \S+)*)$")
+UNPIN_STEP = 0.25
+UNPIN_BENCHES = {
+    "time to one per CPU": bench_info("s", series=("s since the unpinning",
+                                                   "CPUs running a spinner")),
+    "CPUs without a spinner": bench_info("CPUs, mean over the window", "difference",
+                                         "more idle", "fewer idle"),
+}
+
+
+def unpin_window(cpus, quick):
+    """Seconds to sample after the unpinning: long enough for ULE's
+    periodic balancer alone (no idle CPU woken to steal), which moves one
+    spinner off CPU 0 per pass every 0.5 to 1.5 s, to fill every CPU at
+    its slowest: 1.5 s per CPU to fill, at least 15 s; 5 s with --quick,
+    which checks only that the experiment completes."""
+    return 5 if quick else max(15, math.ceil(1.5 * (cpus - 1)))
+
+
+def parse_unpin_run(lines):
+    """One run of unpin_series.sh: ({bench: value}, extra fields of the
+    time run, failed TAP checks). The time is that of the first sample
+    with one spinner on every CPU; without one, the window's length,
+    flagged "censored". Settled at the first sample, the time is only
+    how long that sample took to come ("settled_at_first_sample"). The
+    series starts with the pinned state at 0."""
+    head, pinned, samples, problems = None, [], [], []
+    for line in lines:
+        if m := UNPIN_HEAD.match(line):
+            head = (int(m[1]), int(m[2]), m[3])
+        elif m := UNPIN_PINNED.match(line):
+            pinned = [[0.0, len(set(m[1].split()) - {"-"})]]
+        elif m := UNPIN_SAMPLE.match(line):
+            samples.append((int(m[1]), m[2].split()))
+        elif m := TAP_NOT_OK.match(line):
+            problems.append(m[1])
+    if not head or not samples:
+        return {}, {}, problems + ["no samples"]
+    n, window_cs, always_steal = head
+    occupied = [len(set(cpus) - {"-"}) for _, cpus in samples]
+    settled = next((t for (t, cpus), k in zip(samples, occupied)
+                    if k == n and len(cpus) == n), None)
+    values = {"time to one per CPU": (settled if settled is not None else window_cs) / 100,
+              "CPUs without a spinner": round(statistics.mean(n - k for k in occupied), 3)}
+    extra = {"censored": settled is None, "cpus": n, "always_steal": always_steal,
+             "first_sample": samples[0][0] / 100,
+             "settled_at_first_sample": settled == samples[0][0],
+             "series": pinned + [[t / 100, k] for (t, _), k in zip(samples, occupied)],
+             "threads_per_cpu": [[cpus.count(str(c)) for c in range(n)] for _, cpus in samples],
+             "marks": {"unpinned": 0}}
+    return values, extra, problems
+
+
+def parse_unpin(output, topology):
+    """Raw runs and failures of the unpin-spread experiment's guest output."""
+    return parse_series(output, topology, UNPIN_MARK, parse_unpin_run,
+                        lambda name: UNPIN_BENCHES[name]["unit"], "time to one per CPU")
+
+
+@experiment(
+    "unpin-spread",
+    title="one spinner per CPU pinned to CPU 0, then unpinned",
+    seed="seed 000 §6.1 (Figure 6)",
+    published="After 512 spinners pinned to core 0 of 32 were unpinned, ULE's idle cores "
+              "each stole one at once and its periodic balancer then moved one thread per "
+              "invocation, about 240 s to balance; CFS moved more than 380 threads within "
+              "0.2 s but never balanced perfectly (nodes differing by 25 % in load kept "
+              "18 vs 15 threads per core).",
+    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="2x4",
+    quick_topologies=("2x2",), seconds_per_round=70, quick_seconds=45,
+    estimates=(("4x8", 200),))
+def unpin_spread(ctx, topology):
+    """tools/testing/sched/unpin_series.sh under each class in one boot:
+    the time from the unpinning until every CPU runs exactly one spinner
+    (a ratio to CFS) and the mean number of CPUs without one over the
+    window (a difference), the CPUs in use over time kept for the figure."""
+    cpus = os.cpu_count() if topology == "host" else vm.topology(topology).cpus
+    env = f"WINDOW_S={unpin_window(cpus, ctx.quick)} STEP={UNPIN_STEP} "
+    return series_experiment(ctx, topology, "unpin-spread", "unpin_series.sh", env,
+                             UNPIN_MARK, parse_unpin, UNPIN_BENCHES)
 
 
 # -- command line ------------------------------------------------------------

@@ -70,21 +70,28 @@ wait_ule() {
 	done
 }
 
-# cpus_of PID "TIDS": the CPU each thread last ran on (field 39 of its
-# stat), in order; "-" for a thread that is gone.
-cpus_of() {
+# cpus_in PID "TIDS": sets _cpus to the CPU each thread last ran on
+# (field 39 of its stat), in order, "-" for a thread that is gone; with
+# builtins only, so a sampling loop that calls it forks nothing.
+cpus_in() {
 	_dir=/proc/$1/task
-	_out=
+	_cpus=
 	for _t in $2; do
 		if read -r _l 2>/dev/null <"$_dir/$_t/stat"; then
 			set -- ${_l##*) }
 			shift 36
-			_out="$_out $1"
+			_cpus="$_cpus $1"
 		else
-			_out="$_out -"
+			_cpus="$_cpus -"
 		fi
 	done
-	echo "${_out# }"
+	_cpus=${_cpus# }
+}
+
+# cpus_of PID "TIDS": the same, printed.
+cpus_of() {
+	cpus_in "$1" "$2"
+	echo "$_cpus"
 }
 
 # distinct "WORDS": how many different words.
