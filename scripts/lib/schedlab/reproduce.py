@@ -65,6 +65,9 @@ class Experiment:
     seconds_per_round: float = 60.0
     quick_seconds: float = 60.0
     estimates: tuple = ()           # (topology, seconds per round) pairs
+    qemu_mode: str = "mttcg"        # unless --qemu-mode says otherwise
+    host_only: bool = False         # real hardware only: needs --host, runs only when named
+    preflight: object = None        # preflight(args): why it cannot run here, or None
 
     def topologies_for(self, override, quick, host):
         """Topologies to boot, in order: this machine alone with --host;
@@ -94,33 +97,7 @@ class Experiment:
         return self.seconds_per_round * max(1.0, vm.topology(topology).cpus / ref.cpus)
 
 
-@dataclasses.dataclass(frozen=True)
-class Planned:
-    """An experiment of issue 17 that has no adapter yet: listed, never run."""
-    name: str
-    seed: str
-    what: str
-
-
 EXPERIMENTS = {}
-PLANNED = {p.name: p for p in [
-    Planned("interactivity-trace", "seed 000 §5.2 (Figures 3-4)",
-            "128-thread sysbench on ULE: each thread's priority and interactivity "
-            "penalty over time"),
-    Planned("barrier-hpc", "seed 000 §6.3 (Figure 8, MG)",
-            "a barrier-synchronised stencil, one thread per CPU: completion time per class"),
-    Planned("wakeup-latency", "issue 17 item 8",
-            "wakeup latency p50/p99/p99.9 under load per class (cyclictest, rt-app, "
-            "a schbench-like message-passing benchmark)"),
-    Planned("smt-throughput", "seed 003 (throughput per instance count)",
-            "a mixed SMT workload's throughput per class"),
-    Planned("applications", "seed 000 §6.3-§6.4 (Figures 8-9), seed 004",
-            "packaged applications alone and in pairs, make -j1/-jN turnaround, per class"),
-    Planned("phoronix", "seed 000 §6.3 (--host only)",
-            "Phoronix Test Suite results per class on real hardware"),
-    Planned("nas", "seed 000 §6.3, seed 001 Table 1 (--host only)",
-            "NAS Parallel Benchmarks per class on real hardware"),
-]}
 
 
 def experiment(name, **fields):
@@ -536,12 +513,15 @@ def plot(doc, path, summary=None):
     names = list(summary)
     over_time = [n for n in names if summary[n].get("series")
                  and any(r["bench"] == n and r.get("series") for r in doc["runs"])]
-    panels = len(names) + len(over_time)
+    per_thread = thread_panels(doc)
+    panels = len(names) + len(over_time) + len(per_thread)
     cols = min(3, max(1, panels))
     rows = math.ceil(panels / cols) or 1
     fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), squeeze=False)
     for ax, name in zip(list(axes.flat)[len(names):], over_time):
         plot_series(ax, doc, name, summary[name]["series"])
+    for ax, panel in zip(list(axes.flat)[len(names) + len(over_time):], per_thread):
+        plot_threads(ax, *panel)
     for ax, name in zip(axes.flat, names):
         entry = summary[name]
         variants = [v for v in doc["variants"] if v in entry["variants"]]
@@ -586,8 +566,40 @@ def plot_series(ax, doc, name, labels):
                     rotation=90, va="top", ha="right")
     ax.set_xlabel(labels["x"], fontsize=8)
     ax.set_ylabel(labels["y"], fontsize=8)
-    ax.set_title(f"{name}: {labels['y']} over time, every round", fontsize=7)
+    ax.set_title(f"{name}: {labels['y']} against {labels['x']}, every round", fontsize=7)
     ax.legend(fontsize=7)
+
+
+THREAD_VALUES = {"run_ms": "cumulative run time (ms)", "score": "ULE interactivity score"}
+
+
+def thread_panels(doc):
+    """[(variant, run, key)] of the runs that carry per-thread samples
+    ("per_thread": {"x": [...], KEY: [[value per thread] per sample]}): a
+    panel per variant and kind of value that has any."""
+    panels = []
+    order = {v: i for i, v in enumerate(doc["variants"])}
+    for run in sorted(doc["runs"], key=lambda r: (r["round"], order.get(r["variant"], 0))):
+        for key in THREAD_VALUES:
+            rows = (run.get("per_thread") or {}).get(key)
+            if rows and any(v is not None for row in rows for v in row) and \
+                    (run["variant"], key) not in {(p[0], p[2]) for p in panels}:
+                panels.append((run["variant"], run, key))
+    return panels
+
+
+def plot_threads(ax, variant, run, key):
+    """One line per thread of one run: its run time or score at every
+    sample, as the seeds' per-thread figures (seed 000 Figures 3 and 4)."""
+    xs, rows = run["per_thread"]["x"], run["per_thread"][key]
+    for k in range(len(rows[0])):
+        ys = [row[k] for row in rows]
+        if any(y is not None for y in ys):
+            ax.plot(xs, ys, "-", linewidth=0.6, alpha=0.7)
+    ax.set_xlabel("s since every thread existed", fontsize=8)
+    ax.set_ylabel(THREAD_VALUES[key], fontsize=8)
+    ax.set_title(f"{variant}, round {run['round']}: {THREAD_VALUES[key]} per thread",
+                 fontsize=7)
 
 
 def save(doc, folder):
@@ -1044,7 +1056,7 @@ SCALING = {"sysbench-threads": bench_info("s"), "sysbench-mutex": bench_info("s"
               "the cores, up to three times, on most wakeups (13 % of CPU cycles); with a "
               "wakeup returning the previous CPU there was no difference.",
     classes=CLASSES, variants=CLASSES, base="cfs", topologies=SCALING_TOPOLOGIES,
-    quick_topologies=("1x2", "2x2"), seconds_per_round=40, quick_seconds=35,
+    quick_topologies=("1x2",), seconds_per_round=40, quick_seconds=35,
     estimates=(("1x2", 40), ("2x4", 90), ("4x8", 300)))
 def sysbench_scaling(ctx, topology):
     """class_bench.sh's two sysbench runs on one topology; runs are named
@@ -1123,12 +1135,8 @@ def wasted_runs(measured, topology):
 
 
 SMT_LINE = re.compile(r"^# (\d+) spinners: (\d+) of (\d+) samples misplaced, "
-                      r"longest for (\d+) cs")
+                      r"longest for (\d+) cs(?:, busy cores (\d+))?")
 SMT_MARK = "reproduce-smt"
-
-
-# --quick: 1 s to settle and 3 samples per spinner count instead of 2 s and 12.
-SMT_QUICK_ENV = "SETTLE_S=1 SAMPLES=3 "
 
 
 def rotated_command(rounds, mark, command, classes=CLASSES):
@@ -1161,65 +1169,89 @@ def marked_runs(output, mark):
     return runs
 
 
-def smt_command(rounds, uleload, classes=CLASSES, quick=False):
-    """Shell that runs smt_spread.sh under each class per round, order
-    rotated each round, each run announced by a marker line."""
-    env = SMT_QUICK_ENV if quick else ""
-    return rotated_command(rounds, SMT_MARK,
-                           f"{env}sh {paths.GUEST_TESTS}/smt_spread.sh {uleload}", classes)
+SMT_CORES = 4
+MISPLACED = "fraction of samples"
+THROUGHPUT = "modelled throughput"
+THROUGHPUT_UNIT = "fraction of ideal"
+# Spinner counts and sampling: every count of seed 003's figure, 8 samples
+# after 2 s each; --quick: three counts, 2 samples after 1 s.
+SMT_COUNTS = tuple(range(1, 9))
+SMT_ENV = "SETTLE_S=2 SAMPLES=8 COUNTS='1 2 3 4 5 6 7 8' "
+SMT_QUICK_COUNTS = (2, 4, 8)
+SMT_QUICK_ENV = "SETTLE_S=1 SAMPLES=2 COUNTS='2 4 8' "
+
+
+def parse_smt_run(lines, cores=SMT_CORES):
+    """One run of smt_spread.sh: ({bench: value}, extra, problems). Per
+    count of two or more spinners, the fraction of samples in which fewer
+    cores ran one than could (two shared a core while a core ran none).
+    Over all counts, seed 003's modelled throughput: a spinner runs at
+    full speed alone on a core and gains nothing from a busy sibling (its
+    model of a random scheduler; emulated siblings share no execution
+    units, so nothing else is measurable here), so throughput is the mean
+    number of cores running a spinner, summed over the counts, as a
+    fraction of the ideal sum of min(N, cores); its run carries the curve
+    (N, cores' worth) and every count's samples. smt_spread.sh's TAP
+    failures are misplacements, the measurement itself, not problems."""
+    values, curve, counts = {}, [], {}
+    busy_total = ideal_total = 0.0
+    for line in lines:
+        m = SMT_LINE.match(line)
+        if not m or int(m[3]) == 0:
+            continue
+        n, bad, samples = int(m[1]), int(m[2]), int(m[3])
+        counts[n] = {"samples": samples, "misplaced": bad, "longest_cs": int(m[4])}
+        if n >= 2:
+            values[f"{n} spinners"] = round(bad / samples, 4)
+        if m[5] is not None:
+            mean = int(m[5]) / samples
+            counts[n]["busy_cores"] = round(mean, 3)
+            curve.append([n, round(mean, 3)])
+            busy_total, ideal_total = busy_total + mean, ideal_total + min(n, cores)
+    if not counts:
+        return {}, {}, ["no samples"]
+    if ideal_total:
+        values[THROUGHPUT] = round(busy_total / ideal_total, 4)
+    return values, {"series": curve, "counts": counts}, []
 
 
 def parse_smt(output, topology):
-    """Raw runs of smt_command(): per class, round and spinner count the
-    fraction of samples in which the spinners used fewer cores than there
-    were spinners (two shared a core while a core ran none of them)."""
-    runs, where = [], None
-    for line in output.splitlines():
-        f = line.split()
-        if f[:1] == [SMT_MARK] and len(f) == 3:
-            where = (int(f[1]), f[2])
-            continue
-        m = SMT_LINE.match(line)
-        if m and where and int(m[3]) > 0:
-            runs.append({"bench": f"{m[1]} spinners", "variant": where[1], "round": where[0],
-                         "value": int(m[2]) / int(m[3]), "unit": "fraction of samples",
-                         "samples": int(m[3]), "longest_cs": int(m[4]),
-                         "topology": topology})
-    return runs
+    """Raw runs and failures of the smt-spread experiment's guest output."""
+    return parse_series(output, topology, SMT_MARK, parse_smt_run,
+                        lambda name: THROUGHPUT_UNIT if name == THROUGHPUT else MISPLACED,
+                        THROUGHPUT)
+
+
+def smt_benches(counts):
+    """Misplacement per count of two or more, and the modelled throughput
+    over all counts (bench_info's words name the sign of a difference:
+    for throughput higher is better)."""
+    info = {f"{n} spinners": bench_info(MISPLACED, "difference", "more misplaced",
+                                        "less misplaced") for n in counts if n >= 2}
+    info[THROUGHPUT] = bench_info(THROUGHPUT_UNIT, "difference", "higher", "lower",
+                                  series=("spinners", "modelled throughput (cores' worth)"))
+    return info
 
 
 @experiment(
     "smt-spread",
-    title="independent spinners on 4 cores x 2 SMT threads",
-    seed="seed 003 (SMT placement: N CPU-bound instances on 4 cores x 2 threads)",
-    published="CFS placed up to 4 instances one per core, as manual affinity did "
-              "(throughput linear up to 4); BFS doubled up on a core while another idled, "
-              "losing throughput between 2 and 6 instances, about halfway between ideal "
-              "and random placement.",
+    title="1 to 8 independent spinners on 4 cores x 2 SMT threads: placement and throughput",
+    seed="seed 003 (SMT placement and throughput against the number of instances)",
+    published="CFS placed up to 4 instances one per core, as manual affinity did: "
+              "throughput rose linearly to 4 instances and stayed flat to 8; BFS doubled "
+              "up on a core while another idled, losing throughput between 2 and 6 "
+              "instances, about halfway between ideal and random placement.",
     classes=CLASSES, variants=CLASSES, base="cfs", topologies=("smt",),
-    seconds_per_round=300, quick_seconds=200)
+    seconds_per_round=300, quick_seconds=120)
 def smt_spread(ctx, topology):
-    """tools/testing/sched/smt_spread.sh (2, 3 and 4 spinners, 12 samples
-    each after 2 s) under each class, switched at run time; the value is
-    the fraction of misplaced samples, compared as a difference."""
-    tag = f"smt-spread-{topology}"
-    cmd = smt_command(ctx.rounds, ctx.program("uleload"), quick=ctx.quick)
-    boot = ctx.runner.run(cmd, topology, tag, ctx.track(rf"^{SMT_MARK} (\d+) "),
-                          ctx.timeout())
-    runs = parse_smt(boot.output, topology)
-    if not runs:
-        raise ReproduceError(f"smt_spread.sh gave no samples (exit {boot.status}); "
-                             f"output in {boot.files}")
-    benches = {f"{n} spinners": bench_info("fraction of samples", "difference",
-                                           "more misplaced", "less misplaced")
-               for n in (2, 3, 4)}
-    seen = {(r["variant"], r["round"]) for r in runs}
-    failures = [{"bench": "all", "variant": c, "round": r, "why": "no samples"}
-                for r in range(1, ctx.rounds + 1) for c in CLASSES if (c, r) not in seen]
-    return Outcome(runs=runs, benches={b: i for b, i in benches.items()
-                                       if any(r["bench"] == b for r in runs)},
-                   commands={b: f"smt_spread.sh under each class ({b})" for b in benches},
-                   failures=failures, release=boot.release)
+    """tools/testing/sched/smt_spread.sh with 1 to 8 spinners under each
+    class, switched at run time: per count the fraction of misplaced
+    samples, and seed 003's modelled throughput over all counts, each
+    compared with CFS as a difference."""
+    quick = ctx.quick
+    return series_experiment(ctx, topology, "smt-spread", "smt_spread.sh",
+                             SMT_QUICK_ENV if quick else SMT_ENV, SMT_MARK, parse_smt,
+                             smt_benches(SMT_QUICK_COUNTS if quick else SMT_COUNTS))
 
 
 TAP_NOT_OK = re.compile(r"^not ok \d+ - (.*)$")
@@ -1235,12 +1267,15 @@ def missing_runs(runs, rounds, failures):
             for r in range(1, rounds + 1) for c in CLASSES if (c, r) not in seen]
 
 
-def series_experiment(ctx, topology, name, script, env, mark, parse, benches):
-    """Run tools/testing/sched/SCRIPT (with ENV assignments) under each
-    class per round in one boot, parse its runs and note each class and
-    round that left none: the common body of the time-series adapters."""
-    cmd = rotated_command(ctx.rounds, mark,
-                          f"{env}sh {paths.GUEST_TESTS}/{script} {ctx.program('uleload')}")
+def series_experiment(ctx, topology, name, script, env, mark, parse, benches,
+                      programs=("uleload",), args=()):
+    """Run tools/testing/sched/SCRIPT (with ENV assignments, the paths of
+    the guest `programs` and then `args` as arguments) under each class
+    per round in one boot, parse its runs and note each class and round
+    that left none: the common body of the adapters of the per-class
+    scripts."""
+    words = " ".join([str(ctx.program(p)) for p in programs] + [str(a) for a in args])
+    cmd = rotated_command(ctx.rounds, mark, f"{env}sh {paths.GUEST_TESTS}/{script} {words}")
     boot = ctx.runner.run(cmd, topology, f"{name}-{topology}",
                           ctx.track(rf"^{mark} (\d+) "), ctx.timeout())
     runs, failures = parse(boot.output, topology)
@@ -1333,8 +1368,8 @@ def parse_series(output, topology, mark, parse_run, unit_of, series_bench):
             continue
         for name, value in values.items():
             if value is None:
-                failures.append({"bench": name, "variant": cls, "round": rnd,
-                                 "why": "fewer than two samples in its window"})
+                why = (extra.get("why") or {}).get(name, "fewer than two samples in its window")
+                failures.append({"bench": name, "variant": cls, "round": rnd, "why": why})
                 continue
             run = {"bench": name, "variant": cls, "round": rnd, "value": value,
                    "unit": unit_of(name), "topology": topology}
@@ -1455,6 +1490,378 @@ def unpin_spread(ctx, topology):
                              UNPIN_MARK, parse_unpin, UNPIN_BENCHES)
 
 
+ITRACE_MARK = "reproduce-itrace"
+ITRACE_HEAD = re.compile(r"^# itrace class \S+ cpu \d+ threads (\d+) .* seconds (\d+) step \S+$")
+ITRACE_SAMPLE = re.compile(r"^# threads (\d+)((?: \d+:\d+:\S+)*)$")
+# A thread starves when it gets less than this fraction of an equal share
+# of its CPU over the measured window.
+ITRACE_STARVED_SHARE = 0.1
+# The window starts this far into the run (threads created, the first
+# scores settled) and ends at the last sample that saw every thread.
+ITRACE_SETTLE = 0.4
+ITRACE_BENCHES = {
+    "starved threads": bench_info("threads", "difference", "more starved", "fewer starved",
+                                  series=("s since sysbench started",
+                                          "threads that ran in the last step")),
+    "fairness": bench_info("Jain's index (1: equal)", "difference", "less fair", "fairer"),
+}
+# --quick: 16 threads for 3 s.
+ITRACE_QUICK_ENV = "THREADS=16 RUN_S=3 "
+
+
+def jain(values):
+    """Jain's fairness index of non-negative values: 1 when all are equal,
+    1/n when one value has everything."""
+    total, squares = sum(values), sum(v * v for v in values)
+    return round(total * total / (len(values) * squares), 4) if squares else None
+
+
+def parse_itrace_run(lines):
+    """One run of interactivity_series.sh: ({bench: value}, extra fields
+    of the "starved threads" run, failed TAP checks). The first thread is
+    sysbench's main thread, the others its workers; the window runs from
+    ITRACE_SETTLE of the time between the first and last samples that saw
+    every worker to the last of them. Extra: the threads that ran in each
+    step over time, and per worker its run time (ms) and ULE score (None
+    off ULE) at every sample, for the figures."""
+    samples, problems, head = [], [], None
+    for line in lines:
+        if m := ITRACE_HEAD.match(line):
+            head = int(m[1])
+        elif m := ITRACE_SAMPLE.match(line):
+            threads = [f.split(":") for f in m[2].split()]
+            samples.append((int(m[1]), [(int(t), int(r), None if s == "-" else int(s))
+                                        for t, r, s in threads[1:]]))
+        elif m := TAP_NOT_OK.match(line):
+            problems.append(m[1])
+    full = [(t, th) for t, th in samples if head and len(th) == head]
+    if not full or len(full) < 3:
+        return {}, {}, problems + [f"fewer than 3 samples saw all {head} threads"]
+    t0, t1 = full[0][0], full[-1][0]
+    start = next(s for s in full if s[0] >= t0 + ITRACE_SETTLE * (t1 - t0))
+    grown = [b[1] - a[1] for a, b in zip(start[1], full[-1][1])]
+    share = sum(grown) / len(grown)
+    values = {"starved threads": sum(1 for g in grown if g < ITRACE_STARVED_SHARE * share),
+              "fairness": jain(grown)}
+    ran = [[round((b[0] - t0) / 100, 2), sum(1 for x, y in zip(a[1], b[1]) if y[1] > x[1])]
+           for a, b in zip(full, full[1:])]
+    extra = {"series": ran, "marks": {"window": round((start[0] - t0) / 100, 2)},
+             "per_thread": {"x": [round((t - t0) / 100, 2) for t, _ in full],
+                         "run_ms": [[round(r / 1000, 1) for _, r, _ in th] for _, th in full],
+                         "score": [[s for _, _, s in th] for _, th in full]}}
+    return values, extra, problems
+
+
+def parse_itrace(output, topology):
+    """Raw runs and failures of the interactivity-trace experiment's guest
+    output; per-thread samples are kept for the first round only."""
+    runs, failures = parse_series(output, topology, ITRACE_MARK, parse_itrace_run,
+                                  lambda name: ITRACE_BENCHES[name]["unit"], "starved threads")
+    for run in runs:
+        if run["round"] != 1:
+            run.pop("per_thread", None)
+    return runs, failures
+
+
+@experiment(
+    "interactivity-trace",
+    title="128 sysbench threads on one CPU: who runs, who starves",
+    seed="seed 000 §5.2 (Figures 3 and 4)",
+    published="On ULE sysbench's threads inherited the interactivity penalty of the main "
+              "thread when created: 80 of 128 were interactive, ran, and saw their penalty "
+              "fall to 0; the other 48 stayed above the threshold and never ran. CFS ran "
+              "every thread.",
+    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    seconds_per_round=90, quick_seconds=25)
+def interactivity_trace(ctx, topology):
+    """tools/testing/sched/interactivity_series.sh under each class in one
+    boot: sysbench (sysbench_sleepers.lua: 1 ms of CPU, 4 ms asleep per
+    event) with 128 threads on CPU 1 for 15 s; the threads that starve
+    over the run's last 60 % and Jain's index of their run times, compared
+    with CFS as differences; the first round's per-thread run time and
+    score for the figures."""
+    env = ITRACE_QUICK_ENV if ctx.quick else "RUN_S=15 "
+    return series_experiment(ctx, topology, "interactivity-trace", "interactivity_series.sh",
+                             env, ITRACE_MARK, parse_itrace, ITRACE_BENCHES)
+
+
+LATENCY_MARK = "reproduce-latency"
+LATENCY_HIST = re.compile(r"^# hist (\S+)((?: \d+:\d+)*)$")
+LATENCY_WAKELAT = re.compile(r"^wakelat .* samples (\d+) p50_us (\d+) p90_us \d+ "
+                             r"p99_us (\d+) p999_us (\d+) max_us (\d+)")
+LATENCY_PROBES = ("cyclictest", "rt-app", "wakelat")
+PERCENTILES = (("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9))
+LATENCY_BENCHES = {f"{probe} {name}": bench_info("us", worse="higher", better="lower")
+                   for probe in LATENCY_PROBES for name, _ in PERCENTILES}
+# --quick: 1 s per probe.
+LATENCY_QUICK_ENV = "RUN_S=1 "
+
+
+def percentile(hist, pct):
+    """Nearest-rank percentile of a histogram {value: count}: the smallest
+    value with at least pct % of the samples at or below it."""
+    total = sum(hist.values())
+    rank, seen = max(1, math.ceil(round(pct * total / 100, 6))), 0   # 99.9 % of 1000: 999
+    for value in sorted(hist):
+        seen += hist[value]
+        if seen >= rank:
+            return value
+    raise ValueError("empty histogram")
+
+
+def parse_latency_run(lines):
+    """One run of latency_series.sh: ({"PROBE pXX": us}, extra fields,
+    failed TAP checks). cyclictest and rt-app print histograms whose
+    percentiles are taken here; wakelat prints its own."""
+    values, extra, problems = {}, {"samples": {}}, []
+    for line in lines:
+        if m := LATENCY_HIST.match(line):
+            hist = {int(v): int(c) for v, c in (f.split(":") for f in m[2].split())}
+            if hist:
+                extra["samples"][m[1]] = sum(hist.values())
+                for name, pct in PERCENTILES:
+                    values[f"{m[1]} {name}"] = percentile(hist, pct)
+        elif m := LATENCY_WAKELAT.match(line):
+            extra["samples"]["wakelat"] = int(m[1])
+            values.update({"wakelat p50": int(m[2]), "wakelat p99": int(m[3]),
+                           "wakelat p99.9": int(m[4])})
+        elif m := TAP_NOT_OK.match(line):
+            problems.append(m[1])
+    if not values:
+        problems.append("no latencies")
+    return values, extra, problems
+
+
+def parse_latency(output, topology):
+    """Raw runs and failures of the wakeup-latency experiment's output."""
+    return parse_series(output, topology, LATENCY_MARK, parse_latency_run,
+                        lambda name: "us", "")
+
+
+@experiment(
+    "wakeup-latency",
+    title="wakeup latency percentiles beside CPU-bound load",
+    seed="issue 17 item 8 (cyclictest, rt-app, a schbench-like benchmark); the latency "
+         "claims of seed 002 §5.1, seed 004 §4.1 and seed 000 §5",
+    published="No seed gives percentiles. Seed 002 measured BMQ's messaging latency below "
+              "CFS's; seed 004 measured hackbench latency about 4 times lower on CFS than on "
+              "MuQSS; seed 000 shows ULE running the tasks it deems interactive first.",
+    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    seconds_per_round=120, quick_seconds=35)
+def wakeup_latency(ctx, topology):
+    """tools/testing/sched/latency_series.sh under each class in one boot:
+    beside one spinner per CPU, cyclictest, rt-app and wakelat for 10 s
+    each; p50, p99 and p99.9 of each, as ratios to CFS. 2 vCPUs by
+    default: more vCPUs than host cores add host stalls of tens of ms."""
+    return series_experiment(ctx, topology, "wakeup-latency", "latency_series.sh",
+                             LATENCY_QUICK_ENV if ctx.quick else "", LATENCY_MARK,
+                             parse_latency, LATENCY_BENCHES, ("uleload", "wakelat"))
+
+
+APPS_MARK = "reproduce-apps"
+APPS_LINE = re.compile(r"^# (app|pair (\S+)) (\S+) (\d+(?:\.\d+)?)$")
+APPS_FAILED = re.compile(r"^# failed (app|pair (\S+)) (\S+) ?(.*)$")
+APPS_ALONE = ("make-j1", "make-jN", "povray", "x264", "xz", "zstd", "7z")
+APPS_PAIRS = ("make-jN+x264", "povray+xz")
+# --quick: make -jN of one of Lua's objects, and one pair.
+APPS_QUICK_ENV = "ALONE='make-jN' PAIRS='xz+zstd' MAKE_OBJS='lzio.o' "
+# Debian's Lua 5.4 source (the real C tree that make builds), pinned.
+LUA_URL = "http://deb.debian.org/debian/pool/main/l/lua5.4/lua5.4_5.4.4.orig.tar.gz"
+LUA_SHA256 = "164c7849653b80ae67bec4b7473b884bf5cc8d2dca05653475ec2ed27b9ebf61"
+# The raw video x264 encodes: 24 frames of 320x240, 4:2:0.
+VIDEO_SIZE, VIDEO_FRAMES = (320, 240), 24
+# The text corpus the compressors take: 8 MiB of words.
+CORPUS_BYTES = 8 << 20
+
+
+def app_bench(name, pair=None):
+    """The benchmark name of an application alone or in a pair."""
+    if not pair:
+        return f"{name} alone"
+    other = [a for a in pair.split("+") if a != name]
+    return f"{name} beside {other[0] if other else name}"
+
+
+def app_benches(alone, pairs):
+    """bench_info() of every application alone and of each in its pair."""
+    names = [app_bench(a) for a in alone]
+    names += [app_bench(a, p) for p in pairs for a in p.split("+")]
+    return {n: bench_info("s") for n in names}
+
+
+def write_video(path, size=VIDEO_SIZE, frames=VIDEO_FRAMES):
+    """A deterministic YUV4MPEG2 clip: gradients that move from frame to
+    frame plus fixed noise, so the encoder has motion and texture."""
+    w, h = size
+    rnd = random.Random(17)
+    noise = bytes(rnd.randrange(24) for _ in range(w * h))
+    with open(path, "wb") as f:
+        f.write(f"YUV4MPEG2 W{w} H{h} F24:1 Ip A1:1 C420jpeg\n".encode())
+        for k in range(frames):
+            luma = bytearray(w * h)
+            for j in range(h):
+                base, off = (2 * j + 5 * k) & 255, (3 * k) % w
+                for x in range(w):
+                    luma[j * w + x] = (((x + off) >> 1) + base + noise[j * w + x]) & 255
+            f.write(b"FRAME\n" + bytes(luma) + bytes([(128 + k) & 255]) * (w * h // 4) +
+                    bytes([(128 - k) & 255]) * (w * h // 4))
+
+
+def write_corpus(path, size=CORPUS_BYTES):
+    """Deterministic text: lines of words drawn with a skewed frequency
+    from a fixed vocabulary, compressible as prose is."""
+    rnd = random.Random(5)
+    words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randrange(2, 10)))
+             for _ in range(5000)]
+    out, total = [], 0
+    while total < size:
+        line = " ".join(words[int(rnd.paretovariate(1.2)) % len(words)] for _ in range(12)) + "\n"
+        out.append(line)
+        total += len(line)
+    Path(path).write_text("".join(out))
+
+
+def apps_inputs(folder=None, url=LUA_URL, sha256=LUA_SHA256):
+    """The applications' inputs in `folder` (build/apps), made once: the
+    Lua tree (downloaded from Debian and checked against its hash), the
+    video and the corpus. ReproduceError when the download fails."""
+    folder = Path(folder or paths.BUILD / "apps")
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "lua" / "src" / "Makefile").exists():
+        import tarfile
+        import urllib.request
+        tarball = folder / Path(url).name
+        try:
+            if not tarball.exists():
+                with urllib.request.urlopen(url, timeout=60) as r:
+                    tarball.write_bytes(r.read())
+        except OSError as e:
+            raise ReproduceError(f"cannot download {url}: {e}") from None
+        if hashlib.sha256(tarball.read_bytes()).hexdigest() != sha256:
+            tarball.unlink()
+            raise ReproduceError(f"{url} does not have the expected sha256 {sha256}")
+        with tarfile.open(tarball) as tar:
+            top = tar.getnames()[0].split("/")[0]
+            tar.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        (folder / top).rename(folder / "lua")
+    if not (folder / "video.y4m").exists():
+        write_video(folder / "video.y4m.part")
+        (folder / "video.y4m.part").rename(folder / "video.y4m")
+    if not (folder / "corpus.txt").exists():
+        write_corpus(folder / "corpus.txt.part")
+        (folder / "corpus.txt.part").rename(folder / "corpus.txt")
+    return folder
+
+
+def parse_apps_run(lines):
+    """One run of apps_series.sh: ({bench: seconds, or None for an
+    application that failed}, {"why": {bench: its last line}}, problems
+    of the run). The script's TAP checks only repeat the failures."""
+    values, why, problems = {}, {}, []
+    for line in lines:
+        if m := APPS_LINE.match(line):
+            values[app_bench(m[3], m[2])] = float(m[4])
+        elif m := APPS_FAILED.match(line):
+            bench_name = app_bench(m[3], m[2])
+            values[bench_name], why[bench_name] = None, f"failed: {m[4]}"
+    if not values:
+        problems.append("no application ran")
+    return values, {"why": why}, problems
+
+
+def parse_apps(output, topology):
+    """Raw runs and failures of the applications experiment's output."""
+    return parse_series(output, topology, APPS_MARK, parse_apps_run, lambda name: "s", "")
+
+
+@experiment(
+    "applications",
+    title="packaged applications alone and in pairs, and make -j1/-jN turnaround",
+    seed="seed 000 §6.3-§6.4 (Figures 8-9: applications, multi-application mixes) and "
+         "seed 004 §4.2 (turnaround: make -j1 and -jN)",
+    published="On 32 cores most applications ran within a few percent on ULE and CFS, a "
+              "few much faster or slower; in mixes of two applications neither scheduler "
+              "won overall. The MuQSS thesis found make -j1 a little faster on MuQSS than "
+              "on CFS and make -j4 the same.",
+    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    seconds_per_round=260, quick_seconds=40)
+def applications(ctx, topology):
+    """tools/testing/sched/apps_series.sh under each class in one boot:
+    make -j1 and -jN of eight Lua objects, POV-Ray, x264, xz, zstd and
+    7-Zip, each alone, then make -jN beside x264 and POV-Ray beside xz;
+    every time as a ratio to CFS. The inputs are made on the host first."""
+    alone, pairs = (("make-jN",), ("xz+zstd",)) if ctx.quick else (APPS_ALONE, APPS_PAIRS)
+    return series_experiment(ctx, topology, "applications", "apps_series.sh",
+                             APPS_QUICK_ENV if ctx.quick else "", APPS_MARK, parse_apps,
+                             app_benches(alone, pairs), programs=(), args=(apps_inputs(),))
+
+
+BARRIER_MARK = "reproduce-barrier"
+BARRIER_LINE = re.compile(r"^stencil threads (\d+) iterations (\d+) cells (\d+) "
+                          r"elapsed_ms (\S+) wait_pct (\S+) checksum (\S+)$")
+BARRIER_BENCHES = {
+    "completion time": bench_info("s"),
+    "barrier wait": bench_info("% of the run, mean over threads", "difference",
+                               "more waiting", "less waiting"),
+}
+# --quick: 40 sweeps of 4096 cells.
+BARRIER_QUICK_ENV = "ITERATIONS=40 CELLS=4096 "
+
+
+def parse_barrier_run(lines):
+    """One run of barrier_series.sh: ({bench: value}, extra fields,
+    failed TAP checks); the checksum is kept, every run must print the
+    same one for the same sizes."""
+    values, extra, problems = {}, {}, []
+    for line in lines:
+        if m := BARRIER_LINE.match(line):
+            values = {"completion time": float(m[4]) / 1000, "barrier wait": float(m[5])}
+            extra = {"threads": int(m[1]), "iterations": int(m[2]), "cells": int(m[3]),
+                     "checksum": m[6]}
+        elif m := TAP_NOT_OK.match(line):
+            problems.append(m[1])
+    if not values and not problems:
+        problems.append("no stencil result")
+    return values, extra, problems
+
+
+def parse_barrier(output, topology):
+    """Raw runs and failures of the barrier-hpc experiment's output; runs
+    whose checksum differs from the most common one are failures (the
+    stencil computed something else)."""
+    runs, failures = parse_series(output, topology, BARRIER_MARK, parse_barrier_run,
+                                  lambda name: BARRIER_BENCHES[name]["unit"], "completion time")
+    sums = [r["checksum"] for r in runs if "checksum" in r]
+    if sums:
+        common = max(set(sums), key=sums.count)
+        bad = {(r["variant"], r["round"]) for r in runs if r.get("checksum", common) != common}
+        failures += [{"bench": "all", "variant": v, "round": n, "why": "wrong checksum"}
+                     for v, n in sorted(bad)]
+        runs = [r for r in runs if (r["variant"], r["round"]) not in bad]
+    return runs, failures
+
+
+@experiment(
+    "barrier-hpc",
+    title="a barrier-synchronised stencil, one thread per CPU",
+    seed="seed 000 §6.3 (Figure 8, NAS MG and the other barrier-bound HPC codes)",
+    published="The NAS benchmarks, whose threads meet at barriers and never sleep for "
+              "long, ran within a few percent on ULE and CFS on 32 cores, except where "
+              "a thread was placed badly: then the whole run waited for it.",
+    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="2x4",
+    quick_topologies=("1x2",), qemu_mode="icount", seconds_per_round=80, quick_seconds=20)
+def barrier_hpc(ctx, topology):
+    """tools/testing/sched/barrier_series.sh under each class in one boot:
+    stencil.c with one thread per CPU, 400 sweeps of 16384 cells per
+    thread; the completion time as a ratio to CFS and the mean share of
+    the run each thread waited at barriers as a difference. icount by
+    default: under MTTCG eight vCPUs on two host cores make every barrier
+    wait for the host's scheduler rather than the guest's."""
+    return series_experiment(ctx, topology, "barrier-hpc", "barrier_series.sh",
+                             BARRIER_QUICK_ENV if ctx.quick else "", BARRIER_MARK,
+                             parse_barrier, BARRIER_BENCHES, programs=("stencil",))
+
+
 # -- command line ------------------------------------------------------------
 
 class _Parser(argparse.ArgumentParser):
@@ -1490,7 +1897,9 @@ def parser():
                     help="VM topology for the experiments that take any (default: each "
                          "experiment's own; smt-spread and sysbench-scaling keep theirs)")
     ap.add_argument("--qemu-mode", choices=list(vm.QEMU_MODES),
-                    help="mttcg (default), tcg or icount; see vm.QEMU_MODES")
+                    help="mttcg, tcg or icount for every experiment (default: each "
+                         "experiment's own, the one that measured the smallest spread; "
+                         "see --list and vm.QEMU_MODES)")
     ap.add_argument("--config", choices=("base", "debug"),
                     help="kernel configuration (default: base; debug with --quick)")
     ap.add_argument("--quick", action="store_true",
@@ -1523,10 +1932,9 @@ def list_text():
         topos = ", ".join(exp.topologies) if exp.topologies else f"{exp.default_topology} or -t"
         minutes = sum(BOOT_SECONDS + 10 * exp.estimate(t, False)
                       for t in exp.topologies_for(None, False, False)) / 60
-        lines.append(f"{exp.name:18} {exp.title} [{exp.seed}] on {topos}; "
+        where = "real hardware (--host)" if exp.host_only else f"{topos}, QEMU {exp.qemu_mode}"
+        lines.append(f"{exp.name:20} {exp.title} [{exp.seed}] on {where}; "
                      f"about {minutes:.0f} min at 10 rounds (estimate)")
-    lines.append("not yet implemented:")
-    lines += [f"{p.name:18} {p.what} [{p.seed}]" for p in PLANNED.values()]
     return "\n".join(lines)
 
 
@@ -1534,10 +1942,13 @@ def check_args(a, sched_class=SCHED_CLASS):
     """The first problem with the arguments as one line, or None: checked
     before anything is built or booted."""
     for name in a.experiments:
-        if name in PLANNED:
-            return f"experiment {name!r} is not yet implemented (see --list)"
         if name not in EXPERIMENTS:
             return f"unknown experiment {name!r}: one of {', '.join(EXPERIMENTS)}"
+        exp = EXPERIMENTS[name]
+        if exp.host_only and not a.host:
+            return f"experiment {name!r} runs only on real hardware: add --host"
+        if exp.preflight and (problem := exp.preflight(a)):
+            return problem
     if a.topology:
         try:
             vm.topology(a.topology)
@@ -1581,7 +1992,8 @@ def main(argv=None):
     if problem:
         print(f"reproduce: {problem}", file=sys.stderr)
         return 2
-    names = list(dict.fromkeys(a.experiments)) or list(EXPERIMENTS)
+    names = list(dict.fromkeys(a.experiments)) or \
+        [n for n, e in EXPERIMENTS.items() if not e.host_only]
     experiments = [EXPERIMENTS[n] for n in names]
     rounds = a.rounds or (1 if a.quick else 10)
     if rounds < bench.MIN_ROUNDS and not a.quick:
@@ -1616,6 +2028,8 @@ def run_and_save(exp, index, ctx, a, folder, argv):
     """Run one experiment, write its JSON, PNG and the report, and check
     them; False when it failed (the others still run)."""
     start = time.monotonic()
+    if not a.host:
+        ctx.runner.mode = a.qemu_mode or exp.qemu_mode
     try:
         outcome, topologies = run_experiment(exp, index, ctx, a.topology, a.host)
     except (ReproduceError, vm.GuestError, build.BuildError, OSError) as err:
@@ -1636,3 +2050,7 @@ def run_and_save(exp, index, ctx, a, folder, argv):
     for problem in problems:
         print(f"reproduce: {exp.name}: {problem}", file=sys.stderr)
     return not problems
+
+
+# The adapters for real hardware (--host only) register themselves.
+from . import reproduce_host  # noqa: E402,F401

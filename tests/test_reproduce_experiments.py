@@ -1,0 +1,289 @@
+"""Host-side tests of scripts/reproduce's adapters for seed 000 §5.2 and
+§6.3, the wakeup-latency percentiles and the applications
+(interactivity-trace, barrier-hpc, wakeup-latency, applications): their
+parsers on guest output of the documented shapes, their commands, and
+the figures. tests/test_reproduce.py's quick run boots them."""
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from schedlab import reproduce
+from test_reproduce import FakeRunner
+
+
+def marked(mark, runs):
+    """Guest output of rotated_command(): {(round, class): [lines]}."""
+    lines = [f"{reproduce.RELEASE_MARK} 6.1.192-fake"]
+    for (rnd, cls), body in runs.items():
+        lines += [f"{mark} {rnd} {cls}", *body]
+    return "\n".join(lines) + "\n"
+
+
+def run_adapter(tmp_path, name, output, quick=True, programs="/bin/true"):
+    runner = FakeRunner(tmp_path, output)
+    ctx = reproduce.Context(rounds=1, quick=quick, runner=runner, build_programs=False)
+    ctx.program = lambda prog: Path(programs)
+    outcome, topologies = reproduce.run_experiment(reproduce.EXPERIMENTS[name], 0, ctx,
+                                                   None, False)
+    return runner, outcome, topologies
+
+
+def save_doc(tmp_path, name, outcome, topologies):
+    exp = reproduce.EXPERIMENTS[name]
+    meta = reproduce.metadata(exp, release=outcome.release, config="debug",
+                              config_sha256="0" * 64, topologies=topologies,
+                              qemu_mode=exp.qemu_mode, rounds=1, quick=True,
+                              argv=["scripts/reproduce"], git=("abc1234", False), cpu="Test CPU")
+    doc = reproduce.document(exp, outcome.runs, outcome.benches, outcome.commands,
+                             outcome.failures, meta)
+    assert reproduce.validate(doc) == []
+    json_path, png, report = reproduce.save(doc, tmp_path / "r")
+    assert reproduce.check_png(png) == []
+    return json.loads(json_path.read_text()), report.read_text()
+
+
+# -- interactivity-trace -------------------------------------------------------
+
+def itrace_lines(cls, running, starving, samples=6, score=True):
+    """interactivity_series.sh's output: the main thread, then `running`
+    workers that gain 10 ms per sample and `starving` ones that never run,
+    every 0.5 s; scores 10 and 60 on ULE."""
+    n = running + starving
+    out = [f"# itrace class {cls} cpu 1 threads {n} run_us 1000 sleep_us 4000 "
+           "seconds 3 step 0.5", "# threads 1000 90:5000:50" if score else
+           "# threads 1000 90:5000:-"]
+    for k in range(samples):
+        fields = ["90:6000:" + ("40" if score else "-")]
+        fields += [f"{100 + i}:{10000 * k}:{10 if score else '-'}" for i in range(running)]
+        fields += [f"{200 + i}:0:{60 if score else '-'}" for i in range(starving)]
+        out.append(f"# threads {1050 + 50 * k} " + " ".join(fields))
+    return out + ["ok 1 - x", "# events 100"]
+
+
+def test_itrace_counts_the_threads_that_starve_and_keeps_the_samples():
+    values, extra, problems = reproduce.parse_itrace_run(itrace_lines("ule", 3, 5))
+    assert problems == []
+    assert values == {"starved threads": 5, "fairness": 0.375}
+    assert extra["series"][-1] == [2.5, 3]
+    assert extra["per_thread"]["x"][0] == 0 and len(extra["per_thread"]["run_ms"][0]) == 8
+    assert extra["per_thread"]["score"][1][:4] == [10, 10, 10, 60]
+
+
+def test_itrace_without_enough_samples_of_every_thread_is_a_problem():
+    values, _, problems = reproduce.parse_itrace_run(itrace_lines("cfs", 2, 0, samples=2))
+    assert values == {} and "fewer than 3 samples saw all 2 threads" in problems[0]
+
+
+def test_jain_index():
+    assert reproduce.jain([5, 5, 5]) == 1.0
+    assert reproduce.jain([9, 0, 0]) == pytest.approx(1 / 3, abs=1e-4)
+    assert reproduce.jain([0, 0]) is None
+
+
+def test_itrace_adapter_keeps_per_thread_samples_of_round_1_and_draws_them(tmp_path):
+    output = marked(reproduce.ITRACE_MARK, {
+        (1, "cfs"): itrace_lines("cfs", 8, 0, score=False),
+        (1, "ule"): itrace_lines("ule", 3, 5),
+        (1, "bmq"): itrace_lines("bmq", 6, 2, score=False),
+        (2, "ule"): itrace_lines("ule", 4, 4)})
+    runner, outcome, topologies = run_adapter(tmp_path, "interactivity-trace", output)
+    assert "THREADS=16 RUN_S=3 sh " in runner.commands[0][0]
+    starved = {(r["variant"], r["round"]): r["value"] for r in outcome.runs
+               if r["bench"] == "starved threads"}
+    assert starved == {("cfs", 1): 0, ("ule", 1): 5, ("bmq", 1): 2, ("ule", 2): 4}
+    assert [r["round"] for r in outcome.runs if "per_thread" in r] == [1, 1, 1]
+    doc, report = save_doc(tmp_path, "interactivity-trace", outcome, topologies)
+    panels = reproduce.thread_panels(doc)
+    assert [(v, k) for v, _, k in panels] == [("cfs", "run_ms"), ("ule", "run_ms"),
+                                              ("ule", "score"), ("bmq", "run_ms")]
+    assert "## interactivity-trace:" in report
+
+
+# -- wakeup-latency -------------------------------------------------------------
+
+def test_percentile_is_nearest_rank():
+    hist = {10: 50, 20: 49, 900: 1}
+    assert reproduce.percentile(hist, 50) == 10
+    assert reproduce.percentile(hist, 99) == 20
+    assert reproduce.percentile(hist, 99.9) == 900
+    assert reproduce.percentile({7: 1}, 50) == 7
+    with pytest.raises(ValueError):
+        reproduce.percentile({}, 50)
+
+
+LATENCY_RUN = [
+    "# latency class cfs load 2 seconds 10",
+    "ok 1 - 2 spinners started",
+    "# hist cyclictest 50:900 60:90 4000:9 20000:1",
+    "ok 2 - cyclictest ran",
+    "# hist rt-app 100:998 3000:2",
+    "ok 3 - rt-app ran",
+    "wakelat messages 2 workers 4 seconds 10 samples 5000 p50_us 12 p90_us 40 p99_us 900 "
+    "p999_us 4000 max_us 9000 busy 3",
+    "ok 4 - wakelat ran",
+]
+
+
+def test_latency_run_gives_three_percentiles_per_probe():
+    values, extra, problems = reproduce.parse_latency_run(LATENCY_RUN)
+    assert problems == []
+    assert values == {"cyclictest p50": 50, "cyclictest p99": 60, "cyclictest p99.9": 4000,
+                      "rt-app p50": 100, "rt-app p99": 100, "rt-app p99.9": 3000,
+                      "wakelat p50": 12, "wakelat p99": 900, "wakelat p99.9": 4000}
+    assert extra["samples"] == {"cyclictest": 1000, "rt-app": 1000, "wakelat": 5000}
+
+
+def test_latency_run_with_a_failed_probe_is_a_failure(tmp_path):
+    bad = [line for line in LATENCY_RUN if "wakelat" not in line] + \
+        ["not ok 4 - wakelat failed: usage"]
+    output = marked(reproduce.LATENCY_MARK, {(1, "cfs"): LATENCY_RUN, (1, "ule"): LATENCY_RUN,
+                                             (1, "bmq"): bad})
+    runner, outcome, _ = run_adapter(tmp_path, "wakeup-latency", output)
+    assert "RUN_S=1 sh " in runner.commands[0][0]
+    assert runner.commands[0][0].count("/bin/true") >= 2   # uleload and wakelat
+    assert outcome.failures == [{"bench": "all", "variant": "bmq", "round": 1,
+                                 "why": "wakelat failed: usage"}]
+    assert len(outcome.runs) == 18
+
+
+# -- barrier-hpc ----------------------------------------------------------------
+
+def stencil_line(ms, wait, checksum="5.572999e+05"):
+    return (f"stencil threads 8 iterations 1000 cells 65536 elapsed_ms {ms} "
+            f"wait_pct {wait} checksum {checksum}")
+
+
+def test_barrier_runs_and_a_wrong_checksum_is_a_failure(tmp_path):
+    output = marked(reproduce.BARRIER_MARK, {
+        (1, "cfs"): [stencil_line(1500.0, 20.5), "ok 1 - stencil ran on 8 CPUs"],
+        (1, "ule"): [stencil_line(1800.0, 30.0), "ok 1 - stencil ran on 8 CPUs"],
+        (1, "bmq"): [stencil_line(1400.0, 10.0, "1.0e+00"), "ok 1 - stencil ran on 8 CPUs"]})
+    runner, outcome, topologies = run_adapter(tmp_path, "barrier-hpc", output)
+    assert "ITERATIONS=40 CELLS=4096 sh " in runner.commands[0][0]
+    assert topologies == ["1x2"]
+    values = {(r["bench"], r["variant"]): r["value"] for r in outcome.runs}
+    assert values == {("completion time", "cfs"): 1.5, ("barrier wait", "cfs"): 20.5,
+                      ("completion time", "ule"): 1.8, ("barrier wait", "ule"): 30.0}
+    assert outcome.failures == [{"bench": "all", "variant": "bmq", "round": 1,
+                                 "why": "wrong checksum"}]
+    save_doc(tmp_path, "barrier-hpc", outcome, topologies)
+
+
+def test_experiments_default_to_their_qemu_mode_unless_told(tmp_path, monkeypatch):
+    modes = []
+
+    class Runner(FakeRunner):
+        def run(self, *args, **kwargs):
+            modes.append(self.mode)
+            return super().run(*args, **kwargs)
+
+    runner = Runner(tmp_path, marked(reproduce.BARRIER_MARK, {
+        (1, c): [stencil_line(1000.0, 1.0)] for c in reproduce.CLASSES}))
+    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: runner)
+    monkeypatch.setattr(reproduce.build, "build", lambda config: 0)
+    for argv, want in (([], "icount"), (["--qemu-mode", "tcg"], "tcg")):
+        runner.mode = "mttcg"
+        rc = reproduce.main(["barrier-hpc", "--quick", "--no-build", "--out",
+                             str(tmp_path / want), *argv])
+        assert rc == 0 and modes[-1] == want
+        doc = json.loads((tmp_path / want / "barrier-hpc.json").read_text())
+        assert doc["metadata"]["qemu_mode"] == want
+
+
+# -- applications ---------------------------------------------------------------
+
+APPS_RUN = ["# apps class cfs cpus 2", "# app make-jN 8.192",
+            "ok 1 - every application alone ran", "# pair xz+zstd xz 4.8",
+            "# failed pair xz+zstd zstd zstd: error 5",
+            "not ok 2 - every pair ran (got '1', want '0')"]
+
+
+def test_apps_run_names_benches_alone_and_beside_and_keeps_failures_per_bench():
+    values, extra, problems = reproduce.parse_apps_run(APPS_RUN)
+    assert values == {"make-jN alone": 8.192, "xz beside zstd": 4.8, "zstd beside xz": None}
+    assert extra["why"] == {"zstd beside xz": "failed: zstd: error 5"} and problems == []
+    assert list(reproduce.app_benches(("xz",), ("xz+zstd",))) == [
+        "xz alone", "xz beside zstd", "zstd beside xz"]
+
+
+def test_apps_adapter_passes_the_inputs_and_records_the_failed_application(tmp_path,
+                                                                            monkeypatch):
+    monkeypatch.setattr(reproduce, "apps_inputs", lambda: tmp_path / "apps")
+    ok = [line.replace("# failed pair xz+zstd zstd zstd: error 5", "# pair xz+zstd zstd 2.0")
+          for line in APPS_RUN if not line.startswith("not ok")]
+    output = marked(reproduce.APPS_MARK, {(1, "cfs"): ok, (1, "ule"): ok, (1, "bmq"): APPS_RUN})
+    runner, outcome, topologies = run_adapter(tmp_path, "applications", output)
+    command = runner.commands[0][0]
+    assert "ALONE='make-jN' PAIRS='xz+zstd' MAKE_OBJS='lzio.o' sh " in command
+    assert f"apps_series.sh {tmp_path / 'apps'};" in command
+    assert outcome.failures == [{"bench": "zstd beside xz", "variant": "bmq", "round": 1,
+                                 "why": "failed: zstd: error 5"}]
+    save_doc(tmp_path, "applications", outcome, topologies)
+
+
+def test_video_and_corpus_are_deterministic(tmp_path):
+    reproduce.write_video(tmp_path / "a.y4m", (16, 8), 3)
+    reproduce.write_video(tmp_path / "b.y4m", (16, 8), 3)
+    data = (tmp_path / "a.y4m").read_bytes()
+    assert data == (tmp_path / "b.y4m").read_bytes()
+    head = b"YUV4MPEG2 W16 H8 F24:1 Ip A1:1 C420jpeg\n"
+    assert data.startswith(head) and len(data) == len(head) + 3 * (6 + 16 * 8 * 3 // 2)
+    reproduce.write_corpus(tmp_path / "a.txt", 5000)
+    reproduce.write_corpus(tmp_path / "b.txt", 5000)
+    text = (tmp_path / "a.txt").read_text()
+    assert text == (tmp_path / "b.txt").read_text() and len(text) >= 5000
+
+
+def test_apps_inputs_check_the_tree_hash(tmp_path):
+    tree = tmp_path / "src" / "lua-5.4.4" / "src"
+    tree.mkdir(parents=True)
+    (tree / "Makefile").write_text("all:\n")
+    tarball = tmp_path / "lua.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        tar.add(tmp_path / "src" / "lua-5.4.4", "lua-5.4.4")
+    import hashlib
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    with pytest.raises(reproduce.ReproduceError, match="expected sha256"):
+        reproduce.apps_inputs(tmp_path / "bad", tarball.as_uri(), "0" * 64)
+    folder = reproduce.apps_inputs(tmp_path / "good", tarball.as_uri(), digest)
+    assert (folder / "lua" / "src" / "Makefile").exists()
+    assert (folder / "video.y4m").stat().st_size > 0 and (folder / "corpus.txt").exists()
+    with pytest.raises(reproduce.ReproduceError, match="cannot download"):
+        reproduce.apps_inputs(tmp_path / "none", (tmp_path / "missing.tgz").as_uri(), digest)
+
+
+# -- smt-spread: placement and modelled throughput --------------------------------
+
+def smt_lines(busy_per_count, samples=6, bad=0):
+    return [f"# {n} spinners: {bad} of {samples} samples misplaced, longest for 0 cs, "
+            f"busy cores {busy}" for n, busy in busy_per_count.items()] + \
+        ["not ok 3 - 4 spinners on 4 cores, misplaced for less than 600 cs at a time"]
+
+
+def test_smt_run_models_seed_003s_curve_and_ignores_misplacement_checks():
+    values, extra, problems = reproduce.parse_smt_run(smt_lines({1: 6, 4: 18, 8: 24}, bad=1))
+    assert problems == []
+    assert values == {"4 spinners": round(1 / 6, 4), "8 spinners": round(1 / 6, 4),
+                      "modelled throughput": round(8 / 9, 4)}
+    assert extra["series"] == [[1, 1.0], [4, 3.0], [8, 4.0]]
+    assert extra["counts"][4] == {"samples": 6, "misplaced": 1, "longest_cs": 0,
+                                  "busy_cores": 3.0}
+    old_format = "# 2 spinners: 1 of 12 samples misplaced, longest for 0 cs"
+    values, extra, problems = reproduce.parse_smt_run([old_format])
+    assert values == {"2 spinners": round(1 / 12, 4)} and extra["series"] == []
+    assert reproduce.parse_smt_run(["ok 1 - x"]) == ({}, {}, ["no samples"])
+
+
+def test_smt_adapter_passes_the_counts_and_draws_the_curve(tmp_path):
+    output = marked(reproduce.SMT_MARK, {(1, c): smt_lines({2: 4, 4: 7, 8: 8}, samples=2)
+                                         for c in reproduce.CLASSES})
+    runner, outcome, topologies = run_adapter(tmp_path, "smt-spread", output)
+    assert "COUNTS='2 4 8' sh " in runner.commands[0][0] and topologies == ["smt"]
+    assert set(outcome.benches) == {"2 spinners", "4 spinners", "8 spinners",
+                                    "modelled throughput"}
+    assert not outcome.failures
+    doc, report = save_doc(tmp_path, "smt-spread", outcome, topologies)
+    assert "## smt-spread:" in report
