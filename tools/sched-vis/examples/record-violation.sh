@@ -2,7 +2,8 @@
 # Records the picture in README.md ("Observability"), inside a guest:
 #   scripts/boot -t 2x4 --outdir /tmp/ex "sh $PWD/tools/sched-vis/examples/record-violation.sh"
 #   tools/sched-vis/sched-vis heatmap /tmp/ex/violation.bin --violations --migrations \
-#       --consider lb_busiest_queue -o tools/sched-vis/examples/violation.png
+#       --consider lb_busiest_queue -o tools/sched-vis/examples/violation.png \
+#       --title "4 spinners forked on CPU 1, load balancing off for 3 s (2x4 VM)"
 # Four spinners forked on CPU 1 while load balancing is off (cpuset
 # sched_load_balance=0): the sanity checker confirms the violation; after
 # 3 s of spinning balancing is switched back on and the spinners spread out.

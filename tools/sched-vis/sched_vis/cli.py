@@ -1,4 +1,4 @@
-"""Command line: sched-vis {info,heatmap,idle-overload,perfetto} FILE."""
+"""Command line: sched-vis {info,heatmap,compare,idle-overload,perfetto} FILE."""
 
 from __future__ import annotations
 
@@ -35,13 +35,16 @@ def _ns(seconds):
 
 
 def _window(trace, args):
+    """(start, end) in ns; trace may be a list (compare: the longest counts)."""
+    traces = trace if isinstance(trace, list) else [trace]
+    duration = max(t.duration_ns for t in traces)
     start = _ns(args.start) or 0
     end = _ns(args.end)
     if start < 0 or (end is not None and end <= start):
         raise UsageError("--end must be after --start, both >= 0")
-    if start >= max(trace.duration_ns, 1):
+    if start >= max(duration, 1):
         raise UsageError("--start %.6f s is past the end of the trace (%.6f s)"
-                         % (start / 1e9, trace.duration_ns / 1e9))
+                         % (start / 1e9, duration / 1e9))
     return start, end
 
 
@@ -50,6 +53,58 @@ def _positive(s):
     if v <= 0:
         raise argparse.ArgumentTypeError("must be a positive integer, not %s" % s)
     return v
+
+
+def _count(s):
+    v = int(s)
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more, not %s" % s)
+    return v
+
+
+def _positive_float(s):
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number: %r" % s) from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError("must be a positive number, not %s" % s)
+    return v
+
+
+def _percentile(s):
+    v = _positive_float(s)
+    if v > 100:
+        raise argparse.ArgumentTypeError("must be in (0, 100], not %s" % s)
+    return v
+
+
+def _figsize(s):
+    """W,H in inches."""
+    parts = s.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError("want W,H in inches (e.g. 7,3), not %r" % s)
+    return tuple(_positive_float(p) for p in parts)
+
+
+def _labels(s):
+    """A,B: one panel title per recording."""
+    parts = s.split(",")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise argparse.ArgumentTypeError("want two comma-separated labels, A,B; not %r" % s)
+    return [p.strip() for p in parts]
+
+
+def _image(s):
+    """-o of a chart: its extension names the format; checked before any work."""
+    from .heatmap import IMAGE_FORMATS
+    ext = os.path.splitext(s)[1][1:].lower()
+    if ext not in IMAGE_FORMATS:
+        raise argparse.ArgumentTypeError(
+            "%s: %s (the extension names the format: %s)"
+            % (s, "no extension" if not ext else "cannot write ." + ext,
+               ", ".join("." + f for f in IMAGE_FORMATS)))
+    return s
 
 
 def _kind(trace, s):
@@ -64,21 +119,41 @@ def _kind(trace, s):
     raise UsageError("unknown kind %r (known: %s, or a number)" % (s, known))
 
 
-def _open(args):
-    trace = load(args.file, nodes=args.nodes, cpus_per_node=args.cpus_per_node)
+def _open(args, path=None):
+    path = args.file if path is None else path
+    trace = load(path, nodes=args.nodes, cpus_per_node=args.cpus_per_node)
     for w in trace.warnings:
-        print("%s: warning: %s: %s" % (PROG, args.file, w), file=sys.stderr)
+        print("%s: warning: %s: %s" % (PROG, path, w), file=sys.stderr)
     return trace
 
 
+def _stem(path):
+    return "stdin" if path == "-" else Path(path).stem
+
+
 def _default_out(path, suffix):
-    stem = "stdin" if path == "-" else Path(path).stem
-    return stem + suffix
+    return _stem(path) + suffix
 
 
-def _check_out(args, out):
-    if args.file != "-" and os.path.exists(out) and os.path.samefile(out, args.file):
-        raise UsageError("output %s would overwrite the input" % out)
+def _check_out(args, out, inputs=None):
+    for path in inputs or [args.file]:
+        if path != "-" and os.path.exists(out) and os.path.samefile(out, path):
+            raise UsageError("output %s would overwrite the input" % out)
+
+
+def _chart_options(args):
+    """Keyword arguments of heatmap.render*, from the chart options."""
+    return dict(metric=args.metric, migrations=args.migrations, wake_busy=args.wake_busy,
+                show_violations=args.violations, title=args.title, agg=args.agg,
+                dpi=args.dpi, vmax=args.vmax, percentile=args.load_percentile,
+                figsize=args.figsize, fontsize=args.fontsize, max_arrows=args.max_arrows)
+
+
+def _scale_note(info):
+    s = ", colour scale 0-%g" % info["vmax"]
+    if info["arrow_step"] > 1:
+        s += ", migration arrows 1 in %d" % info["arrow_step"]
+    return s
 
 
 # -- info ----------------------------------------------------------------------
@@ -146,6 +221,10 @@ def summarize(trace):
         })
     else:
         out["lines"] = trace.lines
+        if trace.source:
+            out["source"] = trace.source
+        names = [x[2] for x in trace.task_lines]
+        out["task_events"] = {n: names.count(n) for n in F.TASK_EVENTS if n in names}
     return out
 
 
@@ -160,7 +239,8 @@ def cmd_info(args):
     if trace.fmt == "binary":
         p("format:    binary dump, version %d" % s["version"])
     else:
-        p("format:    trace-cmd report text, %d lines" % s["lines"])
+        p("format:    trace-cmd report text, %d lines%s"
+          % (s["lines"], " (%s)" % s["source"] if s.get("source") else ""))
     p("cpus:      %d (%d possible)" % (s["cpus"], s["possible_cpus"]))
     p("nodes:     %d: %s" % (len(s["nodes"]),
                              "; ".join("%s: %s" % kv for kv in s["nodes"].items())))
@@ -185,6 +265,9 @@ def cmd_info(args):
                 "type %s: %d" % kv for kv in s["unknown_types"].items()))
     elif s["lost"]:
         p("lost:      %d events (trace-cmd [LOST] lines)" % s["lost"])
+    if s.get("task_events"):
+        p("tasks:     %s (perfetto shows which task ran where)" % ", ".join(
+            "%d %s" % (n, name) for name, n in s["task_events"].items()))
     p("events:    %d" % s["total_events"])
     for name, e in s["events"].items():
         p("  %-12s %10d" % (name, e["events"]))
@@ -210,13 +293,39 @@ def cmd_heatmap(args):
     kind = _kind(trace, args.consider) if args.consider is not None else None
     out = args.output or _default_out(args.file, ".png")
     _check_out(args, out)
-    info = render(trace, out, metric=args.metric, start=start, end=end,
-                  consider=kind, migrations=args.migrations, wake_busy=args.wake_busy,
-                  show_violations=args.violations, title=args.title, bins=args.bins,
-                  agg=args.agg, dpi=args.dpi, assume_idle=args.assume_idle)
-    print("%s: %d CPUs x %d bins, %.6f-%.6f s" % (out, info["rows"], info["bins"],
-                                                 info["start_ns"] / 1e9,
-                                                 info["end_ns"] / 1e9))
+    info = render(trace, out, start=start, end=end, consider=kind, bins=args.bins,
+                  assume_idle=args.assume_idle, **_chart_options(args))
+    print("%s: %d CPUs x %d bins, %.6f-%.6f s%s"
+          % (out, info["rows"], info["bins"], info["start_ns"] / 1e9,
+             info["end_ns"] / 1e9, _scale_note(info)))
+    return EXIT_OK
+
+
+# -- compare ---------------------------------------------------------------------
+
+def cmd_compare(args):
+    from .heatmap import panels, render_panels
+    traces = [_open(args, f) for f in args.files]
+    start, end = _window(traces, args)
+    kind = None
+    if args.consider is not None:
+        kinds = {_kind(t, args.consider) for t in traces}
+        if len(kinds) > 1:
+            raise UsageError("kind %r has different numbers in the two recordings"
+                             % args.consider)
+        kind = kinds.pop()
+    labels = args.labels or [_stem(f) for f in args.files]
+    if labels[0] == labels[1] and not args.labels:
+        labels = list(args.files)
+    out = args.output or "%s-vs-%s.png" % tuple(_stem(f) for f in args.files)
+    _check_out(args, out, args.files)
+    ps = panels(traces, labels, args.metric, start, end, args.bins, args.agg,
+                args.assume_idle)
+    info = render_panels(ps, out, consider=kind, **_chart_options(args))
+    print("%s: %s%s" % (out, " vs ".join(
+        "%s (%d CPUs x %d bins, %.6f-%.6f s)" % (label, p["rows"], p["bins"],
+                                                 p["start_ns"] / 1e9, p["end_ns"] / 1e9)
+        for label, p in zip(labels, info["panels"])), _scale_note(info)))
     return EXIT_OK
 
 
@@ -284,18 +393,23 @@ def cmd_perfetto(args):
         consider = "all" if args.consider == "all" else _kind(trace, args.consider)
     out = args.output or _default_out(args.file, ".json")
     _check_out(args, out)
-    n = export(trace, out, consider=consider, with_load=not args.no_load)
-    print("%s: %d trace events (open in https://ui.perfetto.dev)" % (out, n))
+    n, runs, bad = export(trace, out, consider=consider, with_load=not args.no_load,
+                          absolute=args.absolute_time, with_tasks=not args.no_tasks)
+    if bad:
+        print("%s: warning: %s: %d sched_switch/sched_wakeup lines not understood; "
+              "left out" % (PROG, args.file, bad), file=sys.stderr)
+    print("%s: %d trace events%s (open in https://ui.perfetto.dev)"
+          % (out, n, ", %d task slices" % runs if runs else ""))
     return EXIT_OK
 
 
 # -- parser ----------------------------------------------------------------------
 
 def build_parser():
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("file", metavar="FILE",
-                        help="binary dump (events/dump) or trace-cmd report text; - = stdin")
-    g = common.add_mutually_exclusive_group()
+    from .heatmap import FONT_SIZE, IMAGE_FORMATS, LOAD_PERCENTILE, MAX_ARROWS, WIDTH
+
+    layout = argparse.ArgumentParser(add_help=False)
+    g = layout.add_mutually_exclusive_group()
     g.add_argument("--nodes", metavar="SPEC",
                    help="NUMA layout, one comma item per node: 0-3,4-7 (join "
                         "ranges of one node with +: 0-3+8-11,4-7+12-15); overrides "
@@ -303,16 +417,65 @@ def build_parser():
     g.add_argument("--cpus-per-node", type=_positive, metavar="N",
                    help="node = cpu / N (default: the dump's map; text: one node)")
 
+    common = argparse.ArgumentParser(add_help=False, parents=[layout])
+    common.add_argument("file", metavar="FILE",
+                        help="binary dump (events/dump), trace-cmd trace.dat (read with "
+                             "'trace-cmd report') or its report text; - = stdin")
+
     window = argparse.ArgumentParser(add_help=False)
     window.add_argument("--start", type=float, metavar="S",
-                        help="window start, seconds since trace start")
+                        help="window start, seconds since trace start (default 0)")
     window.add_argument("--end", type=float, metavar="S",
-                        help="window end, seconds since trace start")
+                        help="window end, seconds since trace start (default: the end)")
 
     idle = argparse.ArgumentParser(add_help=False)
     idle.add_argument("--assume-idle", action="store_true",
                       help="treat a CPU as idle before its first nr_running event "
                            "(default: unknown, counted as neither idle nor overloaded)")
+
+    formats = ", ".join("." + f for f in IMAGE_FORMATS)
+    chart = argparse.ArgumentParser(add_help=False)
+    chart.add_argument("--metric", choices=("nr_running", "load"), default="nr_running",
+                       help="colour by runqueue length (default; whole tasks, a bar of "
+                            "integer levels) or by load")
+    chart.add_argument("--agg", choices=("mean", "max"), default="mean",
+                       help="per time bin: time-weighted mean (default) or maximum value")
+    chart.add_argument("--bins", type=_positive, default=1500, metavar="N",
+                       help="time bins (image columns) of the longest recording, "
+                            "default 1500")
+    chart.add_argument("--consider", metavar="KIND",
+                       help="overlay the CPUs considered by CONSIDER events of KIND "
+                            "(e.g. wake_idle_sibling, lb_busiest_queue, kind16); "
+                            "x = chosen CPU")
+    chart.add_argument("--migrations", action="store_true",
+                       help="arrows src -> dst at each migration, coloured by reason")
+    chart.add_argument("--max-arrows", type=_count, default=MAX_ARROWS, metavar="N",
+                       help="with more migrations than N, draw every k-th (the legend "
+                            "says k); 0 = all (default %d)" % MAX_ARROWS)
+    chart.add_argument("--wake-busy", action="store_true",
+                       help="mark wakeups placed on a busy CPU while an allowed one "
+                            "was idle")
+    chart.add_argument("--violations", action="store_true",
+                       help="shade the idle CPU's row during sanity-checker violations")
+    chart.add_argument("--vmax", type=_positive_float, metavar="V",
+                       help="top of the colour scale; larger values get its top colour "
+                            "(default: nr_running the largest value, at least 2; load "
+                            "the --load-percentile of the bins, at least 1024)")
+    chart.add_argument("--load-percentile", type=_percentile, default=LOAD_PERCENTILE,
+                       metavar="P",
+                       help="load scale without --vmax: the P-th percentile of the "
+                            "bins, so one spike does not bleach the picture; 100 = the "
+                            "maximum (default %g)" % LOAD_PERCENTILE)
+    chart.add_argument("--title", metavar="T",
+                       help="figure title (default: file name(s) and metric; '' for none)")
+    chart.add_argument("--figsize", type=_figsize, metavar="W,H",
+                       help="figure size in inches (default: %g wide, 0.09 per CPU row "
+                            "plus room for the labels)" % WIDTH)
+    chart.add_argument("--fontsize", type=_positive_float, default=FONT_SIZE, metavar="PT",
+                       help="base font size in points; labels scale with it (default %g)"
+                            % FONT_SIZE)
+    chart.add_argument("--dpi", type=_positive, default=100,
+                       help="resolution of .png (default 100)")
 
     p = argparse.ArgumentParser(
         prog=PROG,
@@ -332,33 +495,32 @@ def build_parser():
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=cmd_info)
 
-    s = sub.add_parser("heatmap", parents=[common, window, idle],
-                       help="runqueue heatmap (PNG)",
+    s = sub.add_parser("heatmap", parents=[common, window, idle, chart],
+                       help="runqueue heatmap (PNG, PDF, SVG)",
                        description="x = time, y = CPUs grouped by NUMA node, colour = "
                                    "runqueue length (or load) per time bin. A state "
-                                   "not known from the trace is drawn pale blue.")
-    s.add_argument("-o", "--output", metavar="OUT.png",
-                   help="output image, PNG (or .svg/.pdf by extension); default: FILE "
-                        "stem + .png in the current directory")
-    s.add_argument("--metric", choices=("nr_running", "load"), default="nr_running",
-                   help="colour by runqueue length (default) or by load")
-    s.add_argument("--agg", choices=("mean", "max"), default="mean",
-                   help="per time bin: time-weighted mean (default) or maximum value")
-    s.add_argument("--bins", type=_positive, default=1500, metavar="N",
-                   help="time bins (image columns), default 1500")
-    s.add_argument("--consider", metavar="KIND",
-                   help="overlay the CPUs considered by CONSIDER events of KIND "
-                        "(e.g. wake_idle_sibling, lb_busiest_queue, kind16); x = chosen CPU")
-    s.add_argument("--migrations", action="store_true",
-                   help="arrows src -> dst at each migration, coloured by reason")
-    s.add_argument("--wake-busy", action="store_true",
-                   help="mark wakeups placed on a busy CPU while an allowed one was idle")
-    s.add_argument("--violations", action="store_true",
-                   help="shade the idle CPU's row during sanity-checker violations")
-    s.add_argument("--title", metavar="T", help="chart title (default: file and metric)")
-    s.add_argument("--dpi", type=_positive, default=100,
-                   help="resolution; the figure is 14 inches wide (default 100)")
+                                   "not known from the trace is drawn pale blue. "
+                                   "PDF and PS embed TrueType fonts.")
+    s.add_argument("-o", "--output", metavar="OUT.png", type=_image,
+                   help="output image; the extension names the format (%s); default: "
+                        "FILE stem + .png in the current directory" % formats)
     s.set_defaults(func=cmd_heatmap)
+
+    s = sub.add_parser("compare", parents=[layout, window, idle, chart],
+                       help="two recordings in one figure, one colour scale and time axis",
+                       description="Two heatmaps (e.g. a fix off and on) stacked on one "
+                                   "time axis (both from their recording's start, to the "
+                                   "longer one's end, with bins of one width) and one "
+                                   "colour scale (the larger of the two automatic scales, "
+                                   "or --vmax).")
+    s.add_argument("files", nargs=2, metavar="FILE",
+                   help="recordings, as for heatmap (top panel first)")
+    s.add_argument("--labels", type=_labels, metavar="A,B",
+                   help="panel titles (default: the file names without extension)")
+    s.add_argument("-o", "--output", metavar="OUT.png", type=_image,
+                   help="output image (%s); default: A-vs-B.png from the file stems"
+                        % formats)
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("idle-overload", parents=[common, window, idle],
                        help="time CPUs were idle while another was overloaded",
@@ -376,12 +538,21 @@ def build_parser():
                        description="Chrome trace-event JSON for ui.perfetto.dev: one "
                                    "process per NUMA node, one thread per CPU, counters "
                                    "cpuN nr_running/load, migrations with flow arrows, "
-                                   "wake_busy and violation instants, violation slices.")
+                                   "wake_busy and violation instants, violation slices; "
+                                   "from sched_switch/sched_wakeup (trace-cmd input) the "
+                                   "task running on each CPU as slices on its thread.")
     s.add_argument("-o", "--output", metavar="OUT.json",
                    help="output file (default: FILE stem + .json in the current directory)")
     s.add_argument("--consider", metavar="KIND",
                    help="also export CONSIDER events of KIND ('all' for every kind)")
     s.add_argument("--no-load", action="store_true", help="leave out the load counters")
+    s.add_argument("--no-tasks", action="store_true",
+                   help="leave out the task slices and wakeups from sched_switch/"
+                        "sched_wakeup")
+    s.add_argument("--absolute-time", action="store_true",
+                   help="timestamps on the recording's clock (dump: since boot; "
+                        "trace-cmd: its trace clock) to line up with other recordings "
+                        "of the same boot (default: since the trace start)")
     s.set_defaults(func=cmd_perfetto)
     return p
 

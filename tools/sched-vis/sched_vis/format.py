@@ -5,6 +5,7 @@ this module only names the numbers so the rest of the tool can use words.
 """
 
 MAGIC = b"SCHEDEVT"
+TRACE_DAT_MAGIC = b"\x17\x08\x44tracing"   # trace-cmd's trace.dat (read via trace-cmd)
 VERSION = 1
 HEADER_SIZE = 64
 RECORD_SIZE = 16
@@ -67,6 +68,10 @@ TEXT_EVENTS = {
     "wake_busy": WAKE_BUSY,
     "sanity_violation": VIOLATION,
 }
+
+# Events of the "sched" system that say which task ran where: kept from
+# text for the Perfetto export (tasks.py), ignored by everything else.
+TASK_EVENTS = ("sched_switch", "sched_wakeup", "sched_wakeup_new")
 
 
 def type_name(t):

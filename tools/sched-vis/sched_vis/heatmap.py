@@ -1,6 +1,10 @@
-"""The runqueue heatmap of "A Decade of Wasted Cores" (EuroSys'16, 4.2)."""
+"""The runqueue heatmap of "A Decade of Wasted Cores" (EuroSys'16, 4.2), of
+one recording or of two (compare) on one colour scale and one time axis."""
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +22,18 @@ REASON_COLOURS = {
     4: "#17becf",   # idle_balance
     5: "#d62728",   # active_balance
 }
+
+WIDTH = 14.0              # inches, unless --figsize
+FONT_SIZE = 10.0          # points: matplotlib's default; the rest is relative to it
+NR_FLOOR = 2              # the runqueue scale shows at least "one task waiting"
+LOAD_FLOOR = 1024         # the load scale reaches at least one nice-0 task
+LOAD_PERCENTILE = 99.0    # of the load bins: one spike must not bleach the rest
+MAX_ARROWS = 1000         # more migrations than this would cover the picture
+CB_WIDTH = 0.18           # inches: colour bar thickness on tall figures
+# Formats matplotlib writes without extra software; the extension names it.
+IMAGE_FORMATS = ("png", "pdf", "svg", "eps", "ps")
+# TrueType (Type 42) fonts in PDF/PS: publishers reject Type 3 fonts.
+RC = {"pdf.fonttype": 42, "ps.fonttype": 42}
 
 
 def _box(x0, x1, r):
@@ -45,72 +61,104 @@ def matrix(trace, metric="nr_running", start=0, end=None, bins=1500, agg="mean",
     return rows, edges, img
 
 
-def render(trace, out, metric="nr_running", start=None, end=None, consider=None,
-           migrations=False, wake_busy=False, show_violations=False, title=None,
-           bins=1500, agg="mean", dpi=100, assume_idle=False):
-    """Draw the heatmap into `out` (format from its extension: png, svg,
-    pdf). start/end in ns; consider: a kind id to overlay, or None."""
-    # Figure + Agg canvas directly: no pyplot, so no GUI backend or global
-    # state is ever touched.
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.collections import PolyCollection
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
+@dataclass
+class Panel:
+    """One recording's part of a figure."""
+    trace: object
+    label: object             # panel title, None for a single chart
+    rows: np.ndarray
+    edges: np.ndarray
+    img: np.ndarray
 
-    rows, edges, img = matrix(trace, metric, start, end, bins, agg, assume_idle)
-    t0, t1, nb = int(edges[0]), int(edges[-1]), len(edges) - 1
-    groups = trace.nodes()
+
+def panels(traces, labels=None, metric="nr_running", start=None, end=None, bins=1500,
+           agg="mean", assume_idle=False):
+    """Rasterise each trace over the same window with bins of one width:
+    the longest recording gets `bins` columns, a shorter one fewer."""
+    t0 = max(0, int(start or 0))
+    ends = [t.duration_ns if end is None else min(int(end), t.duration_ns) for t in traces]
+    span = max(max(e - t0 for e in ends), 1)
+    out = []
+    for i, (trace, e) in enumerate(zip(traces, ends)):
+        nb = max(1, int(round(bins * max(e - t0, 1) / span)))
+        rows, edges, img = matrix(trace, metric, t0, e, nb, agg, assume_idle)
+        out.append(Panel(trace, labels[i] if labels else None, rows, edges, img))
+    return out
+
+
+def auto_vmax(img, metric, percentile=LOAD_PERCENTILE):
+    """Top of the colour scale: the largest runqueue length (an integer), or
+    the given percentile of the load bins (robust against rare spikes)."""
+    finite = img[np.isfinite(img)]
+    if metric == "nr_running":
+        # The bar's levels are rounded values: a mean of 3.3 shows as 3.
+        top = float(finite.max()) if finite.size else 0.0
+        return max(int(math.floor(top + 0.5)), NR_FLOOR)
+    top = float(np.percentile(finite, percentile)) if finite.size else 0.0
+    return max(top, LOAD_FLOOR)
+
+
+def _scale(imgs, metric, agg, vmax, percentile):
+    """The colour scale shared by all panels: dict of norm, images to show,
+    top, colour bar label, ticks and tick labels (None: automatic), extend."""
+    from matplotlib.colors import BoundaryNorm, Normalize
+    from matplotlib.ticker import MaxNLocator
+
+    peak = max((float(np.nanmax(i)) for i in imgs if np.isfinite(i).any()), default=0.0)
+    per_bin = "time-weighted mean per bin" if agg == "mean" else "maximum per bin"
+    if metric == "nr_running":
+        # Discrete levels: a runqueue holds whole tasks; a mean is rounded.
+        top = (max(int(math.ceil(vmax - 1e-9)), 1) if vmax is not None
+               else max(auto_vmax(i, metric) for i in imgs))
+        clipped = peak >= top + 0.5          # some bin shows above the top level
+        ticks = [int(t) for t in MaxNLocator(nbins=10, integer=True).tick_values(0, top)
+                 if 0 <= t <= top]
+        if clipped and ticks[-1] != top:
+            ticks.append(top)
+        # Short lines: a long colour bar label runs off a short figure.
+        label = "runqueue length (nr_running)\n%s%s" % (
+            per_bin, ", rounded" if agg == "mean" else "")
+        if vmax is not None:
+            label += "\ncapped at %d by --vmax" % top
+        return {"norm": BoundaryNorm(np.arange(top + 2) - 0.5, top + 1), "levels": top + 1,
+                "shown": [np.minimum(i, top) for i in imgs],      # NaN stays NaN
+                "top": float(top), "label": label, "ticks": ticks,
+                "tick_labels": ["%d+" % t if clipped and t == top else str(t)
+                                for t in ticks],
+                "extend": "neither"}
+    if vmax is not None:
+        top, why = float(vmax), "--vmax"
+    else:
+        top = max(auto_vmax(i, metric, percentile) for i in imgs)
+        why = ("%s percentile of bins" % _ordinal(percentile) if top > LOAD_FLOOR
+               else "at least %d" % LOAD_FLOOR)
+    return {"norm": Normalize(0, top), "levels": None, "shown": imgs, "top": top,
+            "label": "load, %s\nscale 0-%.0f: %s" % (per_bin, top, why),
+            "ticks": None, "tick_labels": None,
+            "extend": "max" if peak > top else "neither"}
+
+
+def _ordinal(p):
+    if p != int(p):
+        return "%g-th" % p
+    p = int(p)
+    return "%d%s" % (p, "th" if 10 <= p % 100 <= 20 else
+                     {1: "st", 2: "nd", 3: "rd"}.get(p % 10, "th"))
+
+
+def _arrow_step(n, limit):
+    """Draw every k-th of n arrows so that at most `limit` remain (0: all)."""
+    return 1 if not limit or n <= limit else int(math.ceil(n / limit))
+
+
+def _window(trace, edges):
+    ev = trace.events
+    return ev[(ev["ts"] >= int(edges[0])) & (ev["ts"] <= int(edges[-1]))]
+
+
+def _rows_of(trace, rows):
     row_of = np.full(trace.nr_cpus, -1, np.int64)
     row_of[rows] = np.arange(len(rows))
-
-    n = max(len(rows), 1)
-    height = float(np.clip(2.0 + 0.09 * n, 4.0, 26.0))
-    fig = Figure(figsize=(14, height), dpi=dpi)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    scale = 1e-9
-    x0, x1 = t0 * scale, t1 * scale
-
-    # unknown state: pale blue, never mistaken for "idle"
-    cmap = matplotlib.colormaps["magma_r"].with_extremes(bad=UNKNOWN)
-    finite = img[np.isfinite(img)]
-    vmax = float(finite.max()) if finite.size else 1.0
-    if metric == "nr_running":
-        vmax = max(vmax, 2.0)
-    else:
-        vmax = max(vmax, 1024.0)
-    im = ax.imshow(img, aspect="auto", interpolation="nearest", cmap=cmap,
-                   vmin=0, vmax=vmax, extent=(x0, x1, n - 0.5, -0.5))
-    cb = fig.colorbar(im, ax=ax, pad=0.06, fraction=0.04)
-    what = "runqueue length (nr_running)" if metric == "nr_running" else "load"
-    cb.set_label("%s, %s per bin" % (what, "time-weighted mean" if agg == "mean"
-                                      else "maximum"))
-
-    # Node separators and labels.
-    for i, (node, g) in enumerate(groups):
-        lo = int(row_of[g[0]])
-        if i:
-            ax.axhline(lo - 0.5, color="#1f4e79", lw=1.2)
-        ax.text(1.005, 1 - (lo + len(g) / 2) / max(n, 1), trace.node_label(node),
-                transform=ax.transAxes, rotation=90, va="center", ha="left",
-                fontsize=9)
-    step = 1 if n <= 32 else 2 if n <= 64 else 4 if n <= 128 else 8
-    ticks = np.arange(0, n, step)
-    ax.set_yticks(ticks)
-    ax.set_yticklabels([str(int(rows[i])) for i in ticks],
-                       fontsize=8 if n <= 64 else 6)
-    ax.set_ylabel("CPU (grouped by NUMA node)")
-    ax.set_xlabel("time (s since trace start)")
-    ax.set_xlim(x0, x1)
-    ax.set_ylim(n - 0.5, -0.5)
-
-    ev = trace.events
-    win = ev[(ev["ts"] >= t0) & (ev["ts"] <= t1)]
-    handles = []
-    if np.isnan(img).any():
-        handles.append(Patch(facecolor=UNKNOWN, label="state unknown"))
 
     def row(cpus):
         cpus = np.asarray(cpus, dtype=np.int64)
@@ -118,6 +166,55 @@ def render(trace, out, metric="nr_running", start=None, end=None, consider=None,
         out = np.full(len(cpus), -1, np.int64)
         out[inside] = row_of[cpus[inside]]
         return out
+    return row_of, row
+
+
+def _migrations(trace, rows, edges):
+    """MIGRATE events of the window whose CPUs are both drawn, with rows."""
+    _, row = _rows_of(trace, rows)
+    win = _window(trace, edges)
+    mig = win[win["type"] == F.MIGRATE]
+    src, dst = row(mig["b"] & 0xFFFF), row(mig["b"] >> 16)
+    ok = (src >= 0) & (dst >= 0)
+    return mig[ok], src[ok], dst[ok]
+
+
+def _draw(ax, p, norm, cmap, consider, migrations, arrow_step, wake_busy,
+          show_violations, small):
+    """One panel: the image, node bands and the overlays; returns (image,
+    legend handles, arrows drawn)."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    trace, rows, edges = p.trace, p.rows, p.edges
+    n = max(len(rows), 1)
+    scale = 1e-9
+    x0, x1 = edges[0] * scale, edges[-1] * scale
+    im = ax.imshow(p.img, aspect="auto", interpolation="nearest", cmap=cmap, norm=norm,
+                   extent=(x0, x1, n - 0.5, -0.5))
+    row_of, row = _rows_of(trace, rows)
+
+    for i, (node, g) in enumerate(trace.nodes()):
+        lo = int(row_of[g[0]])
+        if i:
+            ax.axhline(lo - 0.5, color="#1f4e79", lw=1.2)
+        # Horizontal: a node of few CPUs has no room for it upright.
+        ax.text(1.005, 1 - (lo + len(g) / 2) / n, trace.node_label(node),
+                transform=ax.transAxes, va="center", ha="left", fontsize=small)
+    step = 1 if n <= 32 else 2 if n <= 64 else 4 if n <= 128 else 8
+    ticks = np.arange(0, len(rows), step)
+    ax.set_yticks(ticks)
+    ax.set_yticklabels([str(int(rows[i])) for i in ticks],
+                       fontsize="small" if n <= 64 else "x-small")
+    ax.set_ylim(n - 0.5, -0.5)
+    if p.label is not None:
+        ax.set_title(p.label)
+
+    win = _window(trace, edges)
+    handles = []
+    if np.isnan(p.img).any():
+        handles.append(Patch(facecolor=UNKNOWN, label="state unknown"))
 
     if show_violations:
         # One collection per style: thousands of reports stay cheap to draw.
@@ -160,11 +257,12 @@ def render(trace, out, metric="nr_running", start=None, end=None, consider=None,
         handles.append(Line2D([], [], linestyle="none", marker="x", ms=5,
                               color="#33bb33", label="%s: CPU chosen" % name))
 
+    drawn = 0
     if migrations:
-        mig = win[win["type"] == F.MIGRATE]
-        src, dst = row(mig["b"] & 0xFFFF), row(mig["b"] >> 16)
-        ok = (src >= 0) & (dst >= 0)
-        mig, src, dst = mig[ok], src[ok], dst[ok]
+        mig, src, dst = _migrations(trace, rows, edges)
+        # Thinning in time order keeps the reasons' proportions and bursts.
+        mig, src, dst = mig[::arrow_step], src[::arrow_step], dst[::arrow_step]
+        drawn = len(mig)
         x = mig["ts"] * scale
         for reason in np.unique(mig["c"]):
             sel = mig["c"] == reason
@@ -196,12 +294,181 @@ def render(trace, out, metric="nr_running", start=None, end=None, consider=None,
         handles.append(Line2D([], [], linestyle="none", marker="D", ms=4,
                               markerfacecolor="white", markeredgecolor="black",
                               label="wakeup on a busy CPU while an allowed one was idle"))
+    return im, handles, drawn
 
+
+def default_figsize(panel_rows):
+    """WIDTH wide; 0.09 inch per CPU row plus room for the title, legend,
+    time axis and each further panel's title."""
+    n = sum(max(r, 1) for r in panel_rows)
+    more = len(panel_rows) - 1
+    return WIDTH, float(np.clip(2.4 + 0.6 * more + 0.09 * n, 4.0 + more, 26.0 + 4 * more))
+
+
+def figure(ps, metric="nr_running", consider=None, migrations=False, wake_busy=False,
+           show_violations=False, title=None, agg="mean", dpi=100, vmax=None,
+           percentile=LOAD_PERCENTILE, figsize=None, max_arrows=MAX_ARROWS):
+    """(fig, parts) of one or more Panels stacked on one time axis and one
+    colour scale. parts: axes, images, colorbar, legend, norm, vmax, arrow
+    step, migrations per panel. Call inside matplotlib.rc_context to set
+    the font size."""
+    # Figure + Agg canvas directly: no pyplot, so no GUI backend or global
+    # state is ever touched. Constrained layout keeps the legend, colour bar
+    # and labels inside the figure and apart, at any --figsize.
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.transforms import offset_copy
+
+    fig = Figure(figsize=figsize or default_figsize([len(p.rows) for p in ps]), dpi=dpi,
+                 layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(ps), 1, sharex=True, squeeze=False,
+                        gridspec_kw={"height_ratios": [max(len(p.rows), 1) for p in ps]})[:, 0]
+
+    sc = _scale([p.img for p in ps], metric, agg, vmax, percentile)
+    norm = sc["norm"]
+    cmap = matplotlib.colormaps["magma_r"]
+    if sc["levels"]:
+        cmap = cmap.resampled(sc["levels"])       # one colour per level, any count
+    # unknown state: pale blue, never mistaken for "idle"
+    cmap = cmap.with_extremes(bad=UNKNOWN)
+    mig_counts = [len(_migrations(p.trace, p.rows, p.edges)[0]) if migrations else 0
+                  for p in ps]
+    step = _arrow_step(max(mig_counts), max_arrows)
+
+    images, handles, drawn = [], {}, []
+    for ax, p, img in zip(axes, ps, sc["shown"]):
+        im, hs, d = _draw(ax, Panel(p.trace, p.label, p.rows, p.edges, img), norm, cmap,
+                          consider, migrations, step, wake_busy, show_violations, "small")
+        images.append(im)
+        drawn.append(d)
+        for h in hs:
+            handles.setdefault(h.get_label(), h)
+    scale = 1e-9
+    x0 = min(p.edges[0] for p in ps) * scale
+    x1 = max(p.edges[-1] for p in ps) * scale
+    axes[0].set_xlim(x0, x1)
+    ylabel = "CPU (grouped by NUMA node)"
+    if len(ps) == 1:
+        axes[0].set_ylabel(ylabel)
+        axes[0].set_xlabel("time (s since trace start)")
+    else:
+        fig.supylabel(ylabel, fontsize="medium")   # once: a short panel has no room
+        axes[-1].set_xlabel("time (s since each recording's start)")
+
+    # The bar's aspect fixes its length: about the panels' height, CB_WIDTH thick.
+    height = fig.get_size_inches()[1]
+    cb = fig.colorbar(images[0], ax=list(axes), fraction=0.03, pad=0.01,
+                      aspect=max(20.0, (height - 1.6) / CB_WIDTH), extend=sc["extend"])
+    if sc["ticks"] is not None:
+        cb.set_ticks(sc["ticks"], labels=sc["tick_labels"])
+        cb.ax.minorticks_off()
+    cb.set_label(sc["label"])
+
+    what = "runqueue length (nr_running)" if metric == "nr_running" else "load"
     if title is None:
-        title = "%s: %s per CPU" % (trace.path, what)
-    ax.set_title(title)
+        names = [str(p.trace.path) for p in ps]
+        title = "%s: %s per CPU" % (" vs ".join(names), what)
+    if title:
+        fig.suptitle(title)
+
+    legend = None
     if handles:
-        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.09),
-                  ncol=min(4, len(handles)), fontsize=8, frameon=False)
-    fig.savefig(out, bbox_inches="tight")
-    return {"rows": n, "bins": nb, "start_ns": t0, "end_ns": t1}
+        note = None
+        if migrations and step > 1:
+            note = "migration arrows: 1 in %d drawn (%s migrations)" % (
+                step, " and ".join("{:,}".format(c) for c in mig_counts))
+        # Above the top panel (and its title): never over the data, the
+        # time axis or its label.
+        top = axes[0]
+        lift = 0.0
+        if top.get_title():
+            lift = matplotlib.rcParams["axes.titlepad"] + 1.3 * top.title.get_fontsize()
+        anchor = offset_copy(top.transAxes, fig=fig, y=lift, units="points")
+        renderer = fig.canvas.get_renderer()
+        # As many columns (up to 4) as the figure's width holds.
+        for ncol in range(min(4, len(handles)), 0, -1):
+            legend = top.legend(handles=list(handles.values()), loc="lower center",
+                                bbox_to_anchor=(0.5, 1.0), bbox_transform=anchor,
+                                ncol=ncol, fontsize="small", title=note,
+                                title_fontsize="small", frameon=False)
+            if legend.get_window_extent(renderer).width <= 0.96 * fig.bbox.width:
+                break
+    # Nothing but the figure's edge beyond the colour bar's label; the CPU
+    # label would run into the time axis below its panel.
+    texts = [(cb.ax.yaxis.label, cb.ax, "y", None)]
+    if len(ps) == 1:
+        texts.append((axes[0].yaxis.label, axes[0], "y", axes[0]))
+    else:
+        texts.append((fig._supylabel, None, "y", None))
+    if fig._suptitle is not None:
+        texts.append((fig._suptitle, None, "x", None))
+    _fit_texts(fig, texts)
+    parts = {"axes": list(axes), "images": images, "colorbar": cb, "legend": legend,
+             "norm": norm, "vmax": sc["top"],
+             "arrow_step": step, "migrations": mig_counts, "arrows": drawn}
+    return fig, parts
+
+
+def _fit_texts(fig, texts, tries=3):
+    """Shrink centred labels that overrun their room (a short figure or a
+    large font): texts are (Text, Axes whose label it is or None, "x" or
+    "y" = the direction it runs, Axes it must not outrun or None = the
+    figure)."""
+    renderer = fig.canvas.get_renderer()
+    for _ in range(tries):
+        fig.get_layout_engine().execute(fig)
+        fitted = True
+        for text, ax, along, within in texts:
+            if not text.get_text():
+                continue
+            if ax is not None:
+                ax.get_tightbbox(renderer)           # places the axis label
+            box = text.get_window_extent(renderer)
+            frame = fig.bbox if within is None else within.get_window_extent(renderer)
+            lo, hi, start, end = ((box.x0, box.x1, frame.x0, frame.x1) if along == "x"
+                                  else (box.y0, box.y1, frame.y0, frame.y1))
+            centre = (lo + hi) / 2
+            room = 2 * min(centre - start, end - centre) * 0.98
+            if hi - lo > room > 0:
+                text.set_fontsize(text.get_fontsize() * room / (hi - lo))
+                fitted = False
+        if fitted:
+            return
+
+
+def style(fontsize=FONT_SIZE):
+    """rcParams for matplotlib.rc_context: font size and TrueType fonts."""
+    return dict(RC, **{"font.size": fontsize})
+
+
+def render_panels(ps, out, fontsize=FONT_SIZE, **kw):
+    """Draw Panels into `out` (format from its extension); returns the
+    scale and per-panel size and window."""
+    import matplotlib
+    with matplotlib.rc_context(style(fontsize)):
+        fig, parts = figure(ps, **kw)
+        # No bbox_inches="tight": the file keeps exactly --figsize.
+        fig.savefig(out)
+    return {"panels": [{"rows": len(p.rows), "bins": len(p.edges) - 1,
+                        "start_ns": int(p.edges[0]), "end_ns": int(p.edges[-1])}
+                       for p in ps],
+            "vmax": parts["vmax"], "arrow_step": parts["arrow_step"]}
+
+
+def render(trace, out, metric="nr_running", start=None, end=None, consider=None,
+           migrations=False, wake_busy=False, show_violations=False, title=None,
+           bins=1500, agg="mean", dpi=100, assume_idle=False, vmax=None,
+           percentile=LOAD_PERCENTILE, figsize=None, fontsize=FONT_SIZE,
+           max_arrows=MAX_ARROWS):
+    """Draw one trace's heatmap into `out` (format from its extension: png,
+    svg, pdf, ...). start/end in ns; consider: a kind id to overlay, or None."""
+    ps = panels([trace], None, metric, start, end, bins, agg, assume_idle)
+    info = render_panels(ps, out, fontsize=fontsize, metric=metric, consider=consider,
+                         migrations=migrations, wake_busy=wake_busy,
+                         show_violations=show_violations, title=title, agg=agg,
+                         dpi=dpi, vmax=vmax, percentile=percentile, figsize=figsize,
+                         max_arrows=max_arrows)
+    one = info["panels"][0]
+    return dict(one, vmax=info["vmax"], arrow_step=info["arrow_step"])

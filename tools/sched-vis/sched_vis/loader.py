@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -33,15 +37,49 @@ def looks_binary(data):
     return False
 
 
+TRACE_CMD = "trace-cmd"
+
+
+def trace_cmd_report(path, data):
+    """`trace-cmd report` text of a trace.dat (from stdin: via a temporary
+    file, as trace-cmd needs to seek)."""
+    exe = shutil.which(TRACE_CMD)
+    if exe is None:
+        raise TraceError(path, "a trace-cmd data file (trace.dat), and %s is not "
+                         "installed to read it; install it, or give the output of "
+                         "'trace-cmd report'" % TRACE_CMD, offset=0)
+    with tempfile.TemporaryDirectory(prefix="sched-vis-") as tmp:
+        src = path
+        if path == "-":
+            src = os.path.join(tmp, "stdin.dat")
+            with open(src, "wb") as f:
+                f.write(data)
+        try:
+            # -t: full nanosecond timestamps, not rounded to microseconds
+            p = subprocess.run([exe, "report", "-t", "-i", src], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        except OSError as e:
+            raise TraceError(path, "cannot run %s: %s" % (exe, e.strerror or e)) from None
+    if p.returncode:
+        err = p.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise TraceError(path, "'%s report' failed (exit status %d)%s"
+                         % (TRACE_CMD, p.returncode, ": " + err[-1] if err else ""))
+    return p.stdout
+
+
 def load(path, nodes=None, cpus_per_node=None):
     data = read_bytes(path)
     if not data:
         raise TraceError(path, "empty file", offset=0)
     if data[:8] == F.MAGIC or (len(data) < 8 and F.MAGIC.startswith(data)):
         trace = binary.decode(data, path)
+    elif data.startswith(F.TRACE_DAT_MAGIC):
+        trace = text.decode(trace_cmd_report(path, data), path)
+        trace.source = "trace.dat, read with '%s report'" % TRACE_CMD
     elif looks_binary(data):
-        raise TraceError(path, "bad magic %r, expected %r (and not a text report)"
-                         % (bytes(data[:8]), F.MAGIC), offset=0)
+        raise TraceError(path, "bad magic %r: unrecognised format (sched-vis reads a "
+                         "SCHEDEVT dump, a trace-cmd trace.dat or 'trace-cmd report' "
+                         "text)" % bytes(data[:8]), offset=0)
     else:
         trace = text.decode(data, path)
     apply_nodes(trace, nodes, cpus_per_node)

@@ -14,8 +14,19 @@ treat as the idle task. Per CPU:
   - confirmed violation reports as async slices (id = report id) from
     confirm to end (or the end of the trace), under the idle CPU's node,
     so that overlapping reports still show; watch records (id 0) are only
-    instants.
-Timestamps are microseconds since the trace start.
+    instants;
+  - with sched_switch in the input (trace-cmd text or trace.dat), which
+    task ran: slices "<comm> <pid>" on the CPU's thread, from the switch to
+    it to the switch away (args pid, comm, prio, end_state), and
+    "wakeup <comm> <pid>" instants on the CPU the task was queued on.
+    Chrome JSON events make no CPU tracks (Perfetto builds those from
+    ftrace data only, e.g. systrace text in the JSON's systemTraceEvents,
+    whose tasks would share pid/tid numbers with the threads here and
+    whose one bad line fails the whole import): a thread per CPU holding
+    the tasks' slices is the JSON way to show them.
+Timestamps are microseconds since the trace start, or with absolute=True
+on the recording's clock (binary: ns since boot in the header's start_ns;
+trace-cmd: its trace clock), so exports of one boot line up.
 """
 
 from __future__ import annotations
@@ -54,8 +65,15 @@ class _Writer:
         self.n += 1
 
 
-def export(trace, out, consider=None, with_load=True):
-    """Write the JSON; consider: None, "all" or a kind id."""
+def export(trace, out, consider=None, with_load=True, absolute=False, with_tasks=True):
+    """Write the JSON; consider: None, "all" or a kind id. Returns (events
+    written, task runs, task lines that did not parse)."""
+    from .tasks import parse
+    base = trace.start_ns if absolute else 0
+
+    def us(ns):
+        return _us(base + ns)
+
     node_of = trace.node_of
     pids = [int(n) + 1 if n >= 0 else NO_NODE_PID for n in node_of.tolist()]
 
@@ -69,6 +87,7 @@ def export(trace, out, consider=None, with_load=True):
         f.write('{"displayTimeUnit":"ns","otherData":')
         f.write(json.dumps({"source": str(trace.path), "format": trace.fmt,
                             "cpus": trace.nr_cpus, "start_ns": trace.start_ns,
+                            "time": "absolute" if absolute else "since trace start",
                             "tool": "sched-vis"}))
         f.write(',"traceEvents":[')
         emit = _Writer(f)
@@ -95,7 +114,7 @@ def export(trace, out, consider=None, with_load=True):
             for c in np.flatnonzero(trace.nr_initial >= 0):
                 if int(c) in at_zero:
                     continue
-                emit({"ph": "C", "name": "cpu%d" % c, "pid": pid(c), "ts": 0,
+                emit({"ph": "C", "name": "cpu%d" % c, "pid": pid(c), "ts": us(0),
                       "args": {"nr_running": int(trace.nr_initial[c])}})
 
         # Counters are most of a trace: format them directly (numbers only).
@@ -109,11 +128,11 @@ def export(trace, out, consider=None, with_load=True):
         for t, ns, c, w, a, b, cid in cols:
             if t == nr_type or t == load_type:
                 if t == nr_type or with_load:
-                    us, frac = divmod(ns, 1000)
-                    emit.raw(counter % (a, pid(a), us, frac,
+                    whole, frac = divmod(base + ns, 1000)
+                    emit.raw(counter % (a, pid(a), whole, frac,
                                         "nr_running" if t == nr_type else "load", b))
                 continue
-            ts = _us(ns)
+            ts = us(ns)
             if t == F.MIGRATE:
                 src, dst = b & 0xFFFF, b >> 16
                 reason = trace.reason_name(c)
@@ -127,7 +146,7 @@ def export(trace, out, consider=None, with_load=True):
                       "args": args, "bind_id": flow, "flow_out": True})
                 emit({"ph": "X", "dur": 0, "name": "migrate in %s" % reason,
                       "cat": "migrate", "pid": pid(dst), "tid": tid(dst),
-                      "ts": _us(ns + 1), "args": args, "bind_id": flow,
+                      "ts": us(ns + 1), "args": args, "bind_id": flow,
                       "flow_in": True})
             elif t == F.WAKE_BUSY:
                 target, idle = b & 0xFFFF, b >> 16
@@ -152,14 +171,30 @@ def export(trace, out, consider=None, with_load=True):
             begin = v["confirm"] if v["confirm"] is not None else 0
             end = v["end"] if v["end"] is not None else trace.duration_ns
             args = {"id": v["id"], "idle": v["idle"], "busy": v["busy"],
-                    "watch_us": None if v["watch"] is None else _us(v["watch"]),
+                    "watch_us": None if v["watch"] is None else us(v["watch"]),
                     "confirm_in_trace": v["confirm"] is not None,
                     "end_in_trace": v["end"] is not None}
             name = "violation %d: cpu %d idle, cpu %d busy" % (v["id"], v["idle"], v["busy"])
             p = pid(v["idle"])
             emit({"ph": "b", "cat": "violation", "name": name, "id": v["id"], "pid": p,
-                  "ts": _us(begin), "args": args})
+                  "ts": us(begin), "args": args})
             emit({"ph": "e", "cat": "violation", "name": name, "id": v["id"], "pid": p,
-                  "ts": _us(end)})
+                  "ts": us(end)})
+
+        runs, wakeups, bad = parse(trace) if with_tasks else ([], [], 0)
+        start = trace.start_ns
+        for r in runs:
+            emit({"ph": "X", "cat": "task", "name": "%s %d" % (r.comm, r.pid),
+                  "pid": pid(r.cpu), "tid": tid(r.cpu), "ts": us(r.start - start),
+                  "dur": _us(r.end - r.start),
+                  "args": {"pid": r.pid, "comm": r.comm, "prio": r.prio,
+                           "end_state": r.end_state, "start_in_trace": r.start_known,
+                           "end_in_trace": r.end_known}})
+        for w in wakeups:
+            emit({"ph": "i", "s": "t", "cat": "task",
+                  "name": "wakeup %s %d" % (w.comm, w.pid),
+                  "pid": pid(w.target), "tid": tid(w.target), "ts": us(w.ts - start),
+                  "args": {"pid": w.pid, "comm": w.comm, "prio": w.prio,
+                           "target_cpu": w.target, "waker_cpu": w.cpu, "new": w.new}})
         f.write("\n]}\n")
-        return emit.n
+        return emit.n, len(runs), bad

@@ -174,10 +174,15 @@ def decode(data, path):
     by_name = {name: (t, parser.by_type[t]) for name, t in F.TEXT_EVENTS.items()}
     rows = []                     # (ts, type, c, cpu, a, b, cid)
     set_cid, set_cpu = [], []
+    task_lines = []
+    task_events = set(F.TASK_EVENTS)
     header_cpus = 0
     lost = 0
     lineno = 0
     ncons = 0
+    # Out of order: events earlier than one before them (reports are sorted;
+    # concatenated or edited ones may not be).
+    latest, back, first_back = -1, 0, 0
     search = LINE_RE.search
     findall = KV_RE.findall
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -194,6 +199,8 @@ def decode(data, path):
         cpu, stamp, name, args = m.groups()
         handler = by_name.get(name)
         if handler is None:
+            if name in task_events:
+                task_lines.append((_ts_ns(stamp), int(cpu), name, args))
             continue
         t, parse = handler
         if " comm=" in args:
@@ -218,14 +225,29 @@ def decode(data, path):
             ncons += 1
             set_cid.extend([cid] * len(cpus))
             set_cpu.extend(cpus)
-        rows.append((_ts_ns(stamp), t, c, cpu, a, b, cid))
+        ts = _ts_ns(stamp)
+        if ts < latest:
+            back += 1
+            first_back = first_back or lineno
+        else:
+            latest = ts
+        rows.append((ts, t, c, cpu, a, b, cid))
 
     if not rows:
-        raise TraceError(path, "no sched_events events found in %d lines "
-                         "(and no SCHEDEVT magic of a binary dump)" % lineno,
-                         line=max(lineno, 1))
+        raise TraceError(path, "no sched_events events found in %d lines: not a "
+                         "trace-cmd report of sched_events, a SCHEDEVT dump or a "
+                         "trace.dat" % lineno, line=max(lineno, 1))
 
     ev = np.array(rows, dtype=EVENT_DTYPE)
+    warnings = []
+    if back:
+        # Sorting moves the start to the earliest event: say so, once.
+        lo, first = int(ev["ts"].min()), int(ev["ts"][0])
+        warnings.append("timestamps out of order: %d events earlier than one before "
+                        "them, first at line %d; sorted by time%s"
+                        % (back, first_back, "" if lo == first else
+                           ", so the trace starts at %.6f s, not at the first "
+                           "event's %.6f s" % (lo / 1e9, first / 1e9)))
     ev = ev[np.argsort(ev["ts"], kind="stable")]
     counts = {int(t): int(n) for t, n in enumerate(np.bincount(ev["type"])) if n}
     start = int(ev["ts"][0])
@@ -261,4 +283,4 @@ def decode(data, path):
                  duration_ns=int(ev["ts"][-1]), start_ns=start,
                  type_counts=counts, lost_text=lost, nr_initial=initial,
                  kind_names=parser.kinds.names, reason_names=parser.reasons.names,
-                 lines=lineno)
+                 lines=lineno, warnings=warnings, task_lines=task_lines)

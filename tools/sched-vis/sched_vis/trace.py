@@ -73,6 +73,9 @@ class Trace:
     node_labels: Dict[int, str] = field(default_factory=dict)
     warnings: List[str] = field(default_factory=list)
     lines: int = 0                # text: lines read
+    # text: (ts_ns absolute, cpu, event, args) of F.TASK_EVENTS lines
+    task_lines: List[Tuple[int, int, str, str]] = field(default_factory=list)
+    source: Optional[str] = None  # how the text was obtained, e.g. from a trace.dat
 
     # -- flags -------------------------------------------------------------
     @property

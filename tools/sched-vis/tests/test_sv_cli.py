@@ -11,7 +11,7 @@ from sched_vis import testing as T
 
 TOOL = Path(__file__).resolve().parents[1]
 
-COMMANDS = ["info", "heatmap", "idle-overload", "perfetto"]
+COMMANDS = ["info", "heatmap", "compare", "idle-overload", "perfetto"]
 
 
 def test_top_level_help(cli):
@@ -28,11 +28,22 @@ def test_subcommand_help(cli, command):
     assert "--nodes" in r.out and "--cpus-per-node" in r.out and "FILE" in r.out
 
 
-def test_heatmap_help_lists_overlays(cli):
-    out = cli("heatmap", "--help").out
+@pytest.mark.parametrize("command", ["heatmap", "compare"])
+def test_chart_help_lists_overlays_and_figure_options(cli, command):
+    out = cli(command, "--help").out
     for opt in ("--metric", "--start", "--end", "--consider", "--migrations",
-                "--wake-busy", "--violations", "--title", "--agg"):
+                "--wake-busy", "--violations", "--title", "--agg", "--vmax",
+                "--load-percentile", "--figsize", "--fontsize", "--max-arrows", "--dpi"):
         assert opt in out
+    # Defaults are in the help.
+    for default in ("default 1500", "default 1000", "default 99", "default 10)",
+                    "default 100)"):
+        assert default in " ".join(out.split()), default
+
+
+def test_perfetto_help_lists_time_and_tasks(cli):
+    out = cli("perfetto", "--help").out
+    assert "--absolute-time" in out and "--no-tasks" in out
 
 
 def test_no_command_is_a_usage_error(cli):
