@@ -114,4 +114,4 @@ def test_script_rejects_bad_arguments_before_building(args):
     proc = subprocess.run([str(paths.REPO / "scripts" / "bench-sched"), *args],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
-    assert "error" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("bench-sched: ")

@@ -6,6 +6,7 @@ friends, used by the test suite) and "distro" (Debian's 6.1 config +
 configs/distro.config: for Debian packages on real hardware).
 """
 
+import argparse
 import fcntl
 import hashlib
 import lzma
@@ -14,11 +15,12 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
-from . import paths
-from .tree import Tree
+from . import command, paths
+from .tree import Tree, TreeError
 
 CONFIGS = {
     "base": ["base.config"],
@@ -26,6 +28,9 @@ CONFIGS = {
     "distro": ["distro.config"],
 }
 DEBIAN_CONFIG = "/usr/src/linux-config-6.1/config.amd64_none_amd64.xz"
+# Configurations whose bzImage boots the guests: distro's needs its modules
+# (9p among them) installed, so it is for real hardware only.
+BOOTABLE = ("base", "debug")
 
 # The kernel selftests the guests run: tools/testing/sched/selftests.list.
 SELFTEST_LIST = paths.REPO / "tools" / "testing" / "sched" / "selftests.list"
@@ -42,12 +47,43 @@ class BuildError(Exception):
     pass
 
 
+# Make targets --target takes by name; a folder (kernel/sched/) or one file
+# in it (kernel/sched/ule.o) is taken too, so that a typo fails here and
+# not after the tree is extracted and configured.
+TARGETS = ("bzImage", "vmlinux", "modules", "headers", "bindeb-pkg", "selftests", "clean")
+PATH_TARGET_RE = re.compile(r"(?:[\w+-]+/)+(?:[\w+-]+\.(?:o|i|s|lst|ko))?")
+
+
+def target_arg(text):
+    """argparse type: a target from TARGETS or a kernel folder or object."""
+    if text in TARGETS or PATH_TARGET_RE.fullmatch(text):
+        return text
+    raise argparse.ArgumentTypeError(f"unknown target {text!r}: one of {', '.join(TARGETS)}, "
+                                     "a folder (kernel/sched/) or an object in one "
+                                     "(kernel/sched/ule.o)")
+
+
 def add_args(p):
-    p.add_argument("--config", choices=sorted(CONFIGS), default="base")
-    p.add_argument("--target", default="bzImage",
-                   help="make target: bzImage (default), bindeb-pkg, selftests, ...")
-    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count())
-    p.set_defaults(fn=lambda a: build(a.config, a.target, a.jobs))
+    p.description = ("Build the prepared tree (scripts/prepare runs first if needed) out "
+                     "of tree in build/obj-CONFIG with ccache. Prints a progress line "
+                     f"every {PROGRESS_SECONDS} s; -v shows make's own output.")
+    p.epilog = command.epilog(command.OK, command.FAILED, command.USAGE)
+    p.add_argument("--config", choices=sorted(CONFIGS), default="base",
+                   help="base (boots under QEMU), debug (base + lockdep and friends) or "
+                        "distro (Debian's config, for real hardware)")
+    p.add_argument("--target", default="bzImage", type=target_arg,
+                   help=f"make target: {', '.join(TARGETS)}, a folder or an object")
+    p.add_argument("-j", "--jobs", type=command.positive_int, default=os.cpu_count(),
+                   help="parallel make jobs")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show make's output instead of a progress line every "
+                        f"{PROGRESS_SECONDS} s")
+    p.set_defaults(fn=lambda a: build(a.config, a.target, a.jobs, verbose=a.verbose))
+
+
+def say(msg):
+    """print(), flushed: progress must show when stdout is a pipe (CI)."""
+    print(msg, flush=True)
 
 
 def fragments(config):
@@ -63,15 +99,65 @@ def make_env():
     return env
 
 
-def make(config, *targets, jobs=None, log=print):
-    args = ["make", "-s", "-C", str(paths.TREE), f"O={paths.obj_dir(config)}",
+# A cold build is about ten minutes of make: a progress line this often.
+PROGRESS_SECONDS = 30
+# make's lines for one compiled object: Kbuild's short form ("CC", "CC [M]",
+# "AS", "HOSTCC" and the file, indented) and the full gcc command lines the
+# selftests' makefiles print.
+COMPILED_RE = re.compile(r"^(?:\s+(?:CC|AS|CXX|HOSTCC|HOSTCXX)(?: \[M\])?\s+\S"
+                         r"|(?:gcc|cc|clang|ccache gcc)\s)")
+
+
+def minutes(seconds):
+    seconds = int(seconds)
+    return f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
+
+
+def run_make(args, what, verbose=False, log=say):
+    """Run make without -s and return (exit status, objects compiled).
+    Its output is counted, and every PROGRESS_SECONDS a line says how many
+    objects are compiled so far: a cold build is no longer ten silent
+    minutes. verbose copies make's output instead. Errors and warnings go
+    to stderr, which is not captured."""
+    proc = subprocess.Popen(args, env=make_env(), stdout=subprocess.PIPE, text=True,
+                            errors="replace", bufsize=1)
+    compiled = [0]
+
+    def read():
+        for line in proc.stdout:
+            if COMPILED_RE.match(line):
+                compiled[0] += 1
+            if verbose:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    start = time.monotonic()
+    while True:
+        try:
+            proc.wait(timeout=PROGRESS_SECONDS)
+            break
+        except subprocess.TimeoutExpired:
+            if not verbose:
+                log(f"build: {what}: {compiled[0]} objects compiled so far, "
+                    f"{minutes(time.monotonic() - start)}")
+    reader.join()
+    return proc.returncode, compiled[0]
+
+
+def make(config, *targets, jobs=None, verbose=False, log=say):
+    """Run make on the prepared tree for one configuration; returns the
+    number of objects compiled."""
+    args = ["make", "-C", str(paths.TREE), f"O={paths.obj_dir(config)}",
             f"-j{jobs or os.cpu_count()}"]
     if shutil.which("ccache"):
         args.append("CC=ccache gcc")
     args += list(targets)
-    proc = subprocess.run(args, env=make_env())
-    if proc.returncode:
+    rc, compiled = run_make(args, f"{config} {' '.join(targets)}", verbose, log)
+    if rc:
         raise BuildError(f"make {' '.join(targets)} failed for the {config} config")
+    return compiled
 
 
 def parse_fragment(path):
@@ -95,7 +181,7 @@ def read_config(path):
     return have
 
 
-def configure(config, log=print):
+def configure(config, log=say, verbose=False):
     obj = paths.obj_dir(config)
     obj.mkdir(parents=True, exist_ok=True)
     frags = fragments(config)
@@ -111,13 +197,13 @@ def configure(config, log=print):
     if config == "distro":
         (obj / ".config").write_bytes(lzma.open(DEBIAN_CONFIG).read())
     else:
-        make(config, "allnoconfig")
+        make(config, "allnoconfig", verbose=verbose, log=log)
     merge = paths.TREE / "scripts/kconfig/merge_config.sh"
     proc = subprocess.run(["sh", str(merge), "-m", "-O", str(obj), str(obj / ".config"),
                            *map(str, frags)], capture_output=True, text=True)
     if proc.returncode:
         raise BuildError(proc.stdout + proc.stderr)
-    make(config, "olddefconfig")
+    make(config, "olddefconfig", verbose=verbose, log=log)
     have = read_config(obj / ".config")
     want = {}
     for f in frags:
@@ -130,7 +216,9 @@ def configure(config, log=print):
     stamp.write_text(digest.hexdigest())
 
 
-def build(config="base", target="bzImage", jobs=None, log=print):
+def build(config="base", target="bzImage", jobs=None, log=say, verbose=False):
+    """Prepare, configure and make; returns an exit status (FAILED with
+    the reason on stderr)."""
     start = time.time()
     paths.BUILD.mkdir(parents=True, exist_ok=True)
     lock = open(paths.BUILD / f".lock-{config}", "w")
@@ -141,36 +229,36 @@ def build(config="base", target="bzImage", jobs=None, log=print):
         fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         Tree().prepare(log=log)
-        configure(config, log)
+        configure(config, log, verbose)
         if target == "selftests":
-            build_selftests(config, jobs)
+            build_selftests(config, jobs, verbose=verbose, log=log)
+            compiled = None
         else:
-            make(config, target, jobs=jobs)
-    except BuildError as e:
+            compiled = make(config, target, jobs=jobs, verbose=verbose, log=log)
+    except (BuildError, TreeError) as e:
         print(f"build: {e}", file=sys.stderr)
-        return 1
-    log(f"build: {config} {target} done in {time.time() - start:.0f} s"
+        return command.FAILED
+    log(f"build: {config} {target} done in {minutes(time.time() - start)}"
+        + (f", {compiled} objects compiled" if compiled is not None else "")
         + (f": {paths.kernel_image(config)}" if target == "bzImage" else ""))
-    return 0
+    return command.OK
 
 
 def selftests_dir():
     return paths.BUILD / "kselftest"
 
 
-def build_selftests(config="debug", jobs=None, targets=None):
+def build_selftests(config="debug", jobs=None, targets=None, verbose=False, log=say):
     """Build and install the scheduling-related kernel selftests."""
     obj = paths.obj_dir(config)
-    make(config, "headers", jobs=jobs)
+    make(config, "headers", jobs=jobs, verbose=verbose, log=log)
     install = selftests_dir()
-    env = make_env()
-    args = ["make", "-s", "-C", str(paths.TREE / "tools/testing/selftests"),
+    args = ["make", "-C", str(paths.TREE / "tools/testing/selftests"),
             f"-j{jobs or os.cpu_count()}", f"O={paths.BUILD / 'kselftest-obj'}",
             f"KHDR_INCLUDES=-isystem {obj / 'usr/include'}",
             f"TARGETS={' '.join(targets or selftest_targets())}",
             f"INSTALL_PATH={install}", "install"]
-    proc = subprocess.run(args, env=env)
-    if proc.returncode:
+    if run_make(args, f"{config} selftests", verbose, log)[0]:
         raise BuildError("building the kernel selftests failed")
     # A collection that lists a built binary in TEST_PROGS (6.1's sched
     # does) makes "install" look for it in the source folder with O=: copy it.

@@ -5,10 +5,13 @@ import shutil
 import subprocess
 import sys
 
-from . import build, paths, vm
+from . import build, command, paths, vm
 
 WORKLOAD = paths.REPO / "tools" / "testing" / "sched" / "mixed_workload.py"
 SCHED_VIS = paths.REPO / "tools" / "sched-vis" / "sched-vis"
+SETUP = paths.REPO / "scripts" / "setup"
+# Seconds the guest may take, boot and workload included.
+GUEST_TIMEOUT = 900
 
 # Record the workload with the event recorder and the sanity checker on,
 # then leave the dump in the shared folder for sched-vis on the host.
@@ -24,41 +27,57 @@ exit $rc"""
 
 
 def add_args(p):
-    p.add_argument("--sched", help="scheduler for normal tasks (default: the Kconfig choice)")
-    p.add_argument("-t", "--topology", default="2x4", help="topology preset (default: 2x4)")
-    p.add_argument("--config", default="base", choices=sorted(build.CONFIGS),
-                   help="kernel configuration (default: base)")
-    p.add_argument("--seconds", type=float, default=3.0, help="workload length")
+    p.description = ("The main job: install what is missing (scripts/setup), prepare "
+                     "the tree, build the kernel, boot an emulated NUMA VM and run a "
+                     "short mixed workload (hackbench and spinners) with the event "
+                     "recorder and the sanity checker on; then show which class ran "
+                     "it and what every CPU did, and draw build/demo-heatmap.png.")
+    p.epilog = command.epilog()
+    p.add_argument("--sched", choices=vm.SCHED_CLASSES,
+                   help="class for normal tasks, as sched=NAME (default: the Kconfig "
+                        "choice, cfs)")
+    p.add_argument("-t", "--topology", default="2x4", type=vm.topology_arg,
+                   help=f"{', '.join(vm.PRESETS)} or NODESxCORES[xTHREADS]")
+    p.add_argument("--config", default="base", choices=build.BOOTABLE,
+                   help="kernel configuration")
+    p.add_argument("--seconds", type=command.positive_float, default=3.0,
+                   help="workload length in seconds")
     p.add_argument("--shell", action="store_true",
                    help="open an interactive shell in the VM instead of the workload")
     p.add_argument("--append", default="", help="extra kernel command line")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show make's output and the kernel console")
     p.set_defaults(fn=main)
 
 
 def main(a):
-    if build.build(a.config) != 0:
-        return 1
+    # Arguments are checked by now: only then install what is missing.
+    if subprocess.run([str(SETUP)]).returncode:
+        print("demo: scripts/setup failed", file=sys.stderr)
+        return command.FAILED
+    if build.build(a.config, verbose=a.verbose) != 0:
+        return command.FAILED
     cmdline = " ".join(filter(None, [f"sched={a.sched}" if a.sched else "", a.append]))
     topo = vm.topology(a.topology)
     print(f"demo: booting the {a.config} kernel on {topo.name} ({topo.cpus} CPUs, "
           f"{topo.nodes} nodes){' with sched=' + a.sched if a.sched else ''}", flush=True)
-    command = RECORDED.format(command=f"python3 {WORKLOAD} --seconds {a.seconds}")
+    command_line = RECORDED.format(command=f"python3 {WORKLOAD} --seconds {a.seconds}")
     try:
-        res = vm.boot(command if not a.shell else "true",
-                      topo, cmdline, a.config, timeout=900, interactive=a.shell,
-                      outdir=paths.BUILD / "demo-guest")
+        res = vm.boot(command_line if not a.shell else "true",
+                      topo, cmdline, a.config, timeout=GUEST_TIMEOUT, interactive=a.shell,
+                      outdir=paths.BUILD / "demo-guest", verbose=a.verbose)
     except vm.GuestError as e:
         print(f"demo: {e}", file=sys.stderr)
-        return 1
+        return command.GUEST
     if a.shell:
-        return 0
+        return command.OK
     for line in res.kernel_log():
         if line.startswith("sched:"):
             print(f"kernel: {line}")
     sys.stdout.write(res.output)
     show_events(res.outdir / "events.bin", topo)
     print(f"demo: guest ran {res.seconds:.1f} s in all, exit status {res.status}")
-    return res.status
+    return command.guest_status("demo", res.status) if res.status else command.OK
 
 
 def show_events(dump, topo):

@@ -22,6 +22,7 @@ from . import paths
 STATE = "schedlab-state.json"
 BOT = {"GIT_COMMITTER_NAME": "schedlab", "GIT_COMMITTER_EMAIL": "schedlab@localhost"}
 SKIP_NAMES = re.compile(r"(~$|\.swp$|\.orig$|\.rej$|\.pyc$)")
+PATCH_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.patch")
 
 
 def blank_context(patch):
@@ -287,7 +288,7 @@ class Tree:
     def new_patch(self, name, subject, body, files, series):
         if not subject or not body:
             raise TreeError("--new needs --subject and --body (the body says why)")
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*\.patch", name):
+        if not PATCH_NAME_RE.fullmatch(name):
             raise TreeError(f"{name}: patch names look like sched-thing.patch")
         if name in series:
             raise TreeError(f"{name} is already in patches/series")

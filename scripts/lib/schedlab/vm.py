@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from . import build, command, paths
 
 GUEST_INIT = paths.REPO / "scripts" / "guest" / "init"
 
@@ -156,6 +156,10 @@ PRESETS = {t.name: t for t in [
 ]}
 
 
+# The classes sched= and kernel.sched_class accept (kernel/sched/class_select.c).
+SCHED_CLASSES = ("cfs", "ule", "bmq")
+
+
 def parse_cpulist(text):
     """A kernel CPU list ("0-3,8") as a sorted list of CPU numbers."""
     cpus = set()
@@ -177,6 +181,15 @@ def topology(name):
         raise ValueError(f"unknown topology {name!r}: use one of "
                          f"{', '.join(PRESETS)} or NODESxCORES[xTHREADS]")
     return Topology(name, int(m[1]), int(m[2]), int(m[3] or 1))
+
+
+def topology_arg(text):
+    """argparse type: a topology name that topology() knows, kept as text."""
+    try:
+        topology(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
 
 
 @dataclass
@@ -324,6 +337,8 @@ def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", 
 
     cmd = qemu_command(kernel, topo, cmdline, outdir, interactive, qemu_mode)
     start = time.time()
+    print(f"vm: booting {topo.name} ({_count(topo.cpus, 'CPU')}, {_count(topo.nodes, 'node')}) "
+          f"with {_shown(kernel)}", file=sys.stderr, flush=True)
     if interactive:
         subprocess.run(cmd)
         rc = _read(outdir / "rc").strip()
@@ -331,9 +346,9 @@ def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", 
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     stop = threading.Event()
-    if verbose:
-        threading.Thread(target=_follow, args=(outdir / "console.log", stop),
-                         daemon=True).start()
+    watcher = threading.Thread(target=_watch, args=(outdir / "console.log", stop, start,
+                                                     topo.name, verbose), daemon=True)
+    watcher.start()
     try:
         qemu_out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -345,6 +360,7 @@ def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", 
                            console)
     finally:
         stop.set()
+        watcher.join(timeout=WATCH_SECONDS * 10)
     seconds = time.time() - start
     console = _read(outdir / "console.log")
     output = _read(outdir / "output.log").replace("\r\n", "\n")
@@ -376,33 +392,89 @@ def _read(path):
         return ""
 
 
-def _follow(path, stop):
-    pos = 0
-    while not stop.is_set():
+def _count(n, what):
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def _shown(path):
+    """A kernel image's path, relative to the repository when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(paths.REPO))
+    except ValueError:
+        return str(path)
+
+
+# The console line scripts/guest/init writes once the guest is up, and how
+# often the console file is read for it.
+READY_LINE = "schedlab: guest ready"
+WATCH_SECONDS = 0.5
+
+
+def _watch(path, stop, start, name, verbose):
+    """Say on stderr when the guest has booted, so a long boot is not
+    silence; with verbose, copy the whole console there as it grows."""
+    pos, tail, ready = 0, "", False
+    while True:
+        last = stop.is_set()
         if path.exists():
             with open(path, errors="replace") as f:
                 f.seek(pos)
                 chunk = f.read()
                 pos = f.tell()
-            if chunk:
+            if verbose and chunk:
                 sys.stderr.write(chunk)
-        time.sleep(0.2)
+                sys.stderr.flush()
+            tail = (tail + chunk)[-4096:]
+            if not ready and READY_LINE in tail:
+                ready = True
+                print(f"vm: {name} booted in {time.time() - start:.0f} s; running the command",
+                      file=sys.stderr, flush=True)
+        if last:
+            return
+        stop.wait(WATCH_SECONDS)
 
 
 def add_args(p):
-    p.add_argument("--config", default="debug", help="kernel configuration (default: debug)")
-    p.add_argument("--kernel", help="bzImage to boot instead of the configuration's")
-    p.add_argument("-t", "--topology", default="2x4",
-                   help=f"{', '.join(PRESETS)} or NODESxCORES[xTHREADS] (default: 2x4)")
-    p.add_argument("--sched", help="scheduler for normal tasks (adds sched=NAME)")
+    p.description = ("Boot a built kernel under QEMU with a NUMA topology, run one "
+                     "shell command in the guest and print its output.")
+    p.epilog = command.epilog(command.OK, command.USAGE, command.GUEST, command.COMMAND)
+    p.add_argument("--config", default="debug", choices=build.BOOTABLE,
+                   help="kernel configuration whose bzImage boots (scripts/build --config)")
+    p.add_argument("--kernel", type=command.existing_file,
+                   help="bzImage to boot (default: the --config one, "
+                        "build/obj-CONFIG/arch/x86/boot/bzImage)")
+    p.add_argument("-t", "--topology", default="2x4", type=topology_arg,
+                   help=f"{', '.join(PRESETS)} or NODESxCORES[xTHREADS]")
+    p.add_argument("--sched", choices=SCHED_CLASSES,
+                   help="class for normal tasks, as sched=NAME (default: the kernel's "
+                        "Kconfig choice)")
     p.add_argument("--append", default="", help="extra kernel command line")
-    p.add_argument("--timeout", type=int, default=600)
-    p.add_argument("--shell", action="store_true", help="interactive shell on the console")
-    p.add_argument("--outdir", help="keep the guest's shared folder here")
-    p.add_argument("-v", "--verbose", action="store_true", help="show the console as it boots")
-    p.add_argument("--list", action="store_true", help="list the topology presets")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="shell command to run in the guest")
-    p.set_defaults(fn=main)
+    p.add_argument("--timeout", type=command.positive_int, default=600,
+                   help="seconds the guest may take, boot included")
+    p.add_argument("--shell", action="store_true",
+                   help="interactive shell on the console instead of a command")
+    p.add_argument("--outdir", type=command.folder,
+                   help="keep the guest's shared folder here (default: a temporary "
+                        "folder, removed)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show the whole kernel console as it boots")
+    p.add_argument("--list", action="store_true", help="list the topology presets and exit")
+    p.add_argument("command", nargs=argparse.REMAINDER,
+                   help="shell command to run in the guest (default: true)")
+    p.set_defaults(fn=main, check=check_args)
+
+
+def check_args(a):
+    """The problem with a combination of arguments, or None."""
+    if a.list:
+        return None
+    if a.shell and a.command:
+        return "--shell runs no command: drop the command or --shell"
+    kernel = a.kernel or paths.kernel_image(a.config)
+    if not kernel.exists():
+        return (f"no {a.config} kernel at {kernel}: run scripts/build --config {a.config} "
+                "or give --kernel")
+    return None
 
 
 def kernel_cmdline(a):
@@ -413,15 +485,14 @@ def main(a):
     if a.list:
         for t in PRESETS.values():
             print(f"{t.name:5} {t.cpus:3} CPUs  {t.nodes} node(s)  {t.memory} MiB  {t.note}")
-        return 0
+        return command.OK
     words = a.command[1:] if a.command[:1] == ["--"] else a.command
-    command = " ".join(words) or "true"
+    cmd = " ".join(words) or "true"
     try:
-        res = boot(command, a.topology, kernel_cmdline(a), a.config, a.kernel, a.timeout,
+        res = boot(cmd, a.topology, kernel_cmdline(a), a.config, a.kernel, a.timeout,
                    outdir=a.outdir, verbose=a.verbose, interactive=a.shell)
-    except (GuestError, ValueError) as e:
+    except GuestError as e:
         print(f"boot: {e}", file=sys.stderr)
-        return 3
+        return command.GUEST
     sys.stdout.write(res.output)
-    print(f"boot: exit status {res.status} after {res.seconds:.1f} s", file=sys.stderr)
-    return res.status
+    return command.guest_status("boot", res.status, res.seconds)

@@ -9,11 +9,6 @@ import sys
 from . import build, paths, vm
 
 SCHED_VIS = paths.REPO / "tools" / "sched-vis"
-if str(SCHED_VIS) not in sys.path:
-    sys.path.insert(0, str(SCHED_VIS))
-
-from sched_vis.analysis import idle_overload  # noqa: E402
-from sched_vis.loader import load  # noqa: E402
 
 # Measured scenarios and the scheduler feature each switches.
 MEASURED = {
@@ -63,7 +58,13 @@ SUMMARISED = ("elapsed_ms", "violations", "idle_overloaded_ms", "idle_overloaded
 
 def analyse(outdir, measured):
     """Idle-while-overloaded time of each recording; each side of a
-    scenario then carries the median of its runs."""
+    scenario then carries the median of its runs. sched-vis (and numpy)
+    are imported here, not at the top, so --help works before scripts/setup."""
+    if str(SCHED_VIS) not in sys.path:
+        sys.path.insert(0, str(SCHED_VIS))
+    from sched_vis.analysis import idle_overload
+    from sched_vis.loader import load
+
     for runs in measured.values():
         for side in runs.values():
             for run in side["runs"]:
@@ -91,7 +92,7 @@ def heatmaps(outdir, measured, names=("group-imbalance",)):
 
 
 def run(scenarios, topology="8x8", config="base", seed=1, outdir=None, timeout=3600,
-        env=None):
+        env=None, verbose=False):
     """Boot once and run `scenarios`; returns (measured, regression, result).
     env: REPEAT, JOB_UNITS, POOL_ROUNDS, HOG_S for the guest script."""
     wcload = build.guest_program("wcload")
@@ -101,7 +102,7 @@ def run(scenarios, topology="8x8", config="base", seed=1, outdir=None, timeout=3
     cmd = (f"{assigns} sh {paths.GUEST_TESTS}/wasted_cores.sh /tmp/out {wcload} "
            f"{int(seed)} {' '.join(scenarios)}")
     result = vm.boot(cmd.strip(), topology, "", config=config, timeout=timeout,
-                     outdir=outdir)
+                     outdir=outdir, verbose=verbose)
     measured, regression = parse(result.output)
     analyse(outdir, measured)
     (outdir / "results.json").write_text(json.dumps(

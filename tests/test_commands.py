@@ -1,0 +1,421 @@
+"""Every command in scripts/ behaves: a bad argument ends in one line naming
+the bad value and exit status 2 before anything is installed, extracted,
+built or booted; --help exits 0, names every option with its default and
+the exit statuses, and runs nothing; a build says how far it got and a
+boot when the guest is up; a guest command's own status is told apart from
+a guest failure. Host-only: stand-ins on PATH play make, apt-get, pip and
+QEMU, so no kernel is built and no guest booted."""
+
+import importlib.machinery
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from schedlab import build, cli, command, demo, paths, reproduce, vm
+
+SCRIPTS = paths.REPO / "scripts"
+COMMANDS = sorted(p.name for p in SCRIPTS.iterdir() if p.is_file() and os.access(p, os.X_OK))
+# What a usage error or --help must not reach: each stand-in records its call.
+GUARDED = ("make", "apt-get", "apt", "dpkg-query", "pip", "pip3", "sudo",
+           "qemu-system-x86_64", "gcc", "cc", "tar", "git", "ccache")
+# Commands whose parser lives in a script of their own.
+SCRIPT_PARSERS = ("bench-sched", "bench-observability", "wasted-cores")
+CLI_COMMANDS = ("prepare", "refresh", "export", "build", "boot", "demo")
+SHELL_COMMANDS = ("setup", "test")
+
+
+def stand_in(path, text):
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    """A PATH whose make, apt-get, pip, QEMU, ... only record being run; a
+    build folder and a source tarball that do not exist; a file and a
+    prepared-looking tree to pass as paths."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    for name in GUARDED:
+        stand_in(bin_dir / name, f'#!/bin/sh\necho "{name} $*" >>"{calls}"\nexit 97\n')
+    (tmp_path / "file").write_text("not a folder\n")
+    (tmp_path / "tree" / ".git").mkdir(parents=True)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "0001-x.patch").write_text("")
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}",
+               SCHEDLAB_BUILD=str(tmp_path / "build"),
+               SCHEDLAB_SOURCE=str(tmp_path / "linux-source-6.1.tar.xz"))
+
+    def run(name, *args):
+        args = [a.format(tmp=tmp_path) for a in args]
+        return subprocess.run([str(SCRIPTS / name), *args], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+
+    def ran_nothing():
+        assert not calls.exists(), f"ran: {calls.read_text()}"
+        assert not (tmp_path / "build").exists(), "the build folder was created"
+    return SimpleNamespace(run=run, ran_nothing=ran_nothing, tmp=tmp_path, env=env)
+
+
+def test_every_command_is_covered():
+    assert set(COMMANDS) == set(SCRIPT_PARSERS + CLI_COMMANDS + SHELL_COMMANDS) | {"reproduce"}
+    assert {c for c, _, _ in BAD} == set(COMMANDS)
+
+
+FIRST_PATCH = (paths.REPO / "patches" / "series").read_text().split()[0]
+
+# (command, arguments, what the one-line message must name)
+BAD = [
+    ("boot", ["--sched", "ulee", "true"], "ulee"),
+    ("boot", ["-t", "bogus", "true"], "bogus"),
+    ("boot", ["-t", "0x4", "true"], "0x4"),
+    ("boot", ["--config", "bogus"], "bogus"),
+    ("boot", ["--config", "distro"], "distro"),
+    ("boot", ["--kernel", "/nonexistent/bzImage"], "/nonexistent/bzImage"),
+    ("boot", ["--timeout", "0", "true"], "'0'"),
+    ("boot", ["--timeout", "x", "true"], "'x'"),
+    ("boot", ["--outdir", "{tmp}/file", "true"], "{tmp}/file"),
+    ("boot", ["--kernel", "{tmp}/file", "--shell", "echo hi"], "--shell"),
+    ("boot", ["true"], "obj-debug"),
+    ("boot", ["--bogus"], "--bogus"),
+    ("build", ["--config", "bogus"], "bogus"),
+    ("build", ["-j", "-3"], "-3"),
+    ("build", ["-j", "x"], "'x'"),
+    ("build", ["--target", "bogus"], "bogus"),
+    ("build", ["--bogus"], "--bogus"),
+    ("demo", ["-t", "bogus"], "bogus"),
+    ("demo", ["--sched", "xyz"], "xyz"),
+    ("demo", ["--seconds", "-1"], "-1"),
+    ("demo", ["--seconds", "x"], "'x'"),
+    ("demo", ["--config", "distro"], "distro"),
+    ("demo", ["--bogus"], "--bogus"),
+    ("prepare", ["--tree", "{tmp}/new", "--source", "/nonexistent.tar.xz"],
+     "/nonexistent.tar.xz"),
+    ("prepare", ["--tree", "{tmp}/file"], "{tmp}/file"),
+    ("prepare", ["extra"], "extra"),
+    ("refresh", ["--tree", "{tmp}/nonexistent"], "{tmp}/nonexistent"),
+    ("refresh", ["--tree", "{tmp}/tree", "--patch", "nope.patch"], "nope.patch"),
+    ("refresh", ["--tree", "{tmp}/tree", "--new", "bad name"], "bad name"),
+    ("refresh", ["--tree", "{tmp}/tree", "--new", FIRST_PATCH, "--subject", "s",
+                 "--body", "b"], FIRST_PATCH),
+    ("refresh", ["--tree", "{tmp}/tree", "--new", "x.patch", "--subject", "s"], "--body"),
+    ("refresh", ["--tree", "{tmp}/tree", "--subject", "s"], "--subject"),
+    ("refresh", ["--patch", FIRST_PATCH, "--new", "x.patch"], "--new"),
+    ("export", [], "outdir"),
+    ("export", ["--tree", "{tmp}/nonexistent", "{tmp}/out"], "{tmp}/nonexistent"),
+    ("export", ["--tree", "{tmp}/tree", "{tmp}/full"], "{tmp}/full"),
+    ("export", ["--tree", "{tmp}/tree", "{tmp}/file"], "{tmp}/file"),
+    ("bench-sched", ["--rounds", "0"], "'0'"),
+    ("bench-sched", ["--scale", "-1"], "-1"),
+    ("bench-sched", ["--classes", "ule"], "ule"),
+    ("bench-sched", ["--classes", "cfs,bogus"], "cfs,bogus"),
+    ("bench-sched", ["-t", "nonsense"], "nonsense"),
+    ("bench-sched", ["--suite", "bogus"], "bogus"),
+    ("bench-sched", ["--only", "hackbench,bogus"], "bogus"),
+    ("bench-sched", ["--suite", "bmq", "--only", "pipe"], "pipe"),
+    ("bench-sched", ["--config", "bogus"], "bogus"),
+    ("bench-sched", ["--qemu-mode", "kvm"], "kvm"),
+    ("bench-sched", ["--timeout", "-1"], "-1"),
+    ("bench-observability", ["--config", "bogus"], "bogus"),
+    ("bench-observability", ["-t", "bogus"], "bogus"),
+    ("bench-observability", ["--rounds", "0"], "'0'"),
+    ("bench-observability", ["--groups", "x"], "'x'"),
+    ("bench-observability", ["--loops", "-1"], "-1"),
+    ("bench-observability", ["--timeout", "0"], "'0'"),
+    ("wasted-cores", ["bogus"], "bogus"),
+    ("wasted-cores", ["-t", "3y"], "3y"),
+    ("wasted-cores", ["--units", "0"], "'0'"),
+    ("wasted-cores", ["--rounds", "-5"], "-5"),
+    ("wasted-cores", ["--repeat", "x"], "'x'"),
+    ("wasted-cores", ["--seed", "-1"], "-1"),
+    ("wasted-cores", ["--config", "distro"], "distro"),
+    ("wasted-cores", ["--outdir", "{tmp}/file"], "{tmp}/file"),
+    ("wasted-cores", ["--timeout", "0"], "'0'"),
+    ("reproduce", ["bogus"], "bogus"),
+    ("reproduce", ["--rounds", "0"], "0"),
+    ("reproduce", ["-t", "bogus"], "bogus"),
+    ("reproduce", ["--qemu-mode", "kvm"], "kvm"),
+    ("reproduce", ["--config", "distro"], "distro"),
+    ("reproduce", ["--out", "{tmp}/file"], "{tmp}/file"),
+    ("reproduce", ["compare"], "A, B"),
+    ("reproduce", ["compare", "{tmp}/nonexistent", "{tmp}/nonexistent"],
+     "{tmp}/nonexistent"),
+    ("setup", ["--bogus"], "--bogus"),
+    ("setup", ["extra"], "extra"),
+    ("test", ["--bogus-option"], "--bogus-option"),
+    # Matches nothing, this test's own id included.
+    ("test", ["-k", "notest and not notest"], "notest and not notest"),
+    ("test", ["tests/nonexistent.py"], "tests/nonexistent.py"),
+]
+
+
+@pytest.mark.parametrize("name,args,bad", BAD,
+                         ids=[f"{c} {' '.join(a)}" for c, a, _ in BAD])
+def test_bad_argument_is_one_line_and_exit_2_before_anything_runs(sandbox, name, args, bad):
+    proc = sandbox.run(name, *args)
+    assert proc.returncode == command.USAGE, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"{name}"), lines[0]
+    assert bad.format(tmp=sandbox.tmp) in lines[0], lines[0]
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    sandbox.ran_nothing()
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_help_exits_0_and_runs_nothing(sandbox, name):
+    proc = sandbox.run(name, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"usage: {name}"), proc.stdout[:200]
+    assert proc.stderr == ""
+    sandbox.ran_nothing()
+    if name != "reproduce":     # its statuses are its own: see README.md
+        assert "exit status:" in proc.stdout
+        assert f"  {command.USAGE}  usage error" in proc.stdout
+
+
+def load_script(name):
+    """A Python script of scripts/ as a module, without running its main()."""
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), str(SCRIPTS / name))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    # No scripts/__pycache__/ for files that are not modules.
+    write, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = write
+    return module
+
+
+def parsers():
+    subs = cli.parser()._subparsers._group_actions[0].choices
+    found = {name: subs[name] for name in CLI_COMMANDS}
+    found.update({name: load_script(name).parser() for name in SCRIPT_PARSERS})
+    found["reproduce"] = reproduce.parser()
+    found["reproduce compare"] = reproduce.compare_parser()
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(parsers()))
+def test_help_names_every_option_and_its_default(name):
+    """Every option, and its default where it has one; an option without a
+    value of its own (None) says in its help what happens instead."""
+    p = parsers()[name]
+    text = p.format_help()
+    flat = "".join(text.split())
+    assert p.description and "".join(p.description.split())[:40] in flat
+    for action in p._actions:
+        if action.help == "==SUPPRESS==" or "-h" in action.option_strings:
+            continue
+        names = action.option_strings or [action.metavar or action.dest]
+        for option in names:
+            assert option in text, f"{name}: {option} missing from --help"
+        default = action.default
+        if default is None:
+            if action.option_strings or action.nargs in ("?", "*"):
+                assert "(default" in action.help, f"{name} {names[0]}: no default stated"
+        elif default is not False:
+            shown = default if default != "" else "none"
+            assert "".join(f"(default: {shown}".split()) in flat or \
+                "(default" in action.help, f"{name} {names[0]}: default {default!r} not shown"
+
+
+def test_help_of_shell_commands_lists_their_arguments(sandbox):
+    assert "PYTEST_ARGUMENT" in sandbox.run("test", "-h").stdout
+    assert "-h, --help" in sandbox.run("setup", "-h").stdout
+    sandbox.ran_nothing()
+
+
+# -- build progress, with a stand-in make ---------------------------------
+
+FAKE_MAKE = """#!/bin/sh
+echo "$*" >>"{log}"
+echo "make[1]: Entering directory '/somewhere'"
+for i in 1 2 3 4 5 6; do
+	echo "  CC      kernel/sched/f$i.o"
+	sleep 0.15
+done
+echo "  HOSTCC  scripts/basic/fixdep"
+echo "  LD      vmlinux"
+echo "  gcc -O2 -o x x.c" >/dev/null
+exit {status}
+"""
+
+
+@pytest.fixture
+def fake_make(tmp_path, monkeypatch):
+    """make that prints Kbuild-style lines for a second; PROGRESS_SECONDS short."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "make-args"
+
+    def install(status=0):
+        stand_in(bin_dir / "make", FAKE_MAKE.format(log=log, status=status))
+        return log
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setattr(build, "PROGRESS_SECONDS", 0.2)
+    return install
+
+
+PROGRESS_RE = re.compile(r"^build: base bzImage: (\d+) objects compiled so far, \d+ s$")
+
+
+def test_build_prints_progress_counted_from_make_output(fake_make, capfd):
+    log = fake_make()
+    lines = []
+    assert build.make("base", "bzImage", jobs=2, log=lines.append) == 7
+    counts = [int(PROGRESS_RE.match(line)[1]) for line in lines]
+    assert len(counts) >= 2, lines
+    assert counts == sorted(counts) and counts[-1] <= 7
+    assert "-s" not in log.read_text().split()
+    # make's own lines stay out of the way without -v.
+    assert "CC " not in capfd.readouterr().out
+
+
+def test_build_verbose_shows_make_output_instead(fake_make, capfd):
+    fake_make()
+    lines = []
+    build.make("base", "bzImage", verbose=True, log=lines.append)
+    assert lines == []
+    out = capfd.readouterr().out
+    assert "  CC      kernel/sched/f6.o" in out and "Entering directory" in out
+
+
+def test_failed_make_is_a_build_error(fake_make):
+    fake_make(status=2)
+    with pytest.raises(build.BuildError, match="make bzImage failed for the base config"):
+        build.make("base", "bzImage", log=lambda msg: None)
+
+
+def test_build_reports_objects_and_time_and_returns_a_status(fake_make, tmp_path, monkeypatch):
+    class Prepared:
+        def prepare(self, log):
+            pass
+    monkeypatch.setattr(build, "Tree", Prepared)
+    monkeypatch.setattr(build, "configure", lambda config, log, verbose: None)
+    monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
+    fake_make()
+    lines = []
+    assert build.build("base", log=lines.append) == command.OK
+    assert re.fullmatch(r"build: base bzImage done in \d+ s, 7 objects compiled: .*bzImage",
+                        lines[-1]), lines
+    fake_make(status=2)
+    assert build.build("base", log=lines.append) == command.FAILED
+
+
+# -- boot progress and exit statuses, with a stand-in QEMU ----------------
+
+FAKE_QEMU = """#!/usr/bin/env python3
+# Plays QEMU for vm.boot(): runs cmd.sh of the shared folder on the host.
+import os, subprocess, sys, time
+out = next(a.split("path=")[1].split(",")[0] for a in sys.argv if "mount_tag=schedlab_out" in a)
+console = open(os.path.join(out, "console.log"), "w")
+console.write("[    0.000000] Linux version 6.1.0 (fake)\\n")
+console.flush()
+time.sleep(0.3)
+console.write("[    1.000000] schedlab: guest ready after 1.0 s\\n")
+console.flush()
+if os.environ.get("FAKE_QEMU") == "crash":
+    sys.exit(1)
+with open(os.path.join(out, "output.log"), "w") as output:
+    rc = subprocess.run(["sh", os.path.join(out, "cmd.sh")], stdout=output,
+                        stderr=subprocess.STDOUT).returncode
+open(os.path.join(out, "rc"), "w").write(f"{rc}\\n")
+console.write(f"[    2.000000] schedlab: command exited with {rc}\\n")
+"""
+
+
+@pytest.fixture
+def fake_qemu(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "qemu-bin"
+    bin_dir.mkdir()
+    stand_in(bin_dir / "qemu-system-x86_64", FAKE_QEMU)
+    kernel = tmp_path / "bzImage"
+    kernel.write_text("")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return SimpleNamespace(kernel=kernel, env=dict(os.environ))
+
+
+def test_boot_says_when_the_guest_is_up(fake_qemu, capfd):
+    res = vm.boot("echo hello; exit 3", "1", kernel=fake_qemu.kernel, timeout=60)
+    assert res.status == 3 and res.output == "hello\n"
+    err = capfd.readouterr().err.splitlines()
+    assert re.fullmatch(r"vm: booting 1 \(1 CPU, 1 node\) with .*bzImage", err[0]), err
+    assert re.fullmatch(r"vm: 1 booted in \d+ s; running the command", err[1]), err
+    assert "Linux version" not in "\n".join(err)
+
+
+def test_boot_verbose_shows_the_console(fake_qemu, capfd):
+    vm.boot("true", "2x4", kernel=fake_qemu.kernel, timeout=60, verbose=True)
+    err = capfd.readouterr().err
+    assert "Linux version 6.1.0 (fake)" in err and "schedlab: command exited with 0" in err
+    assert "vm: booting 2x4 (8 CPUs, 2 nodes)" in err
+
+
+@pytest.mark.parametrize("script,status,says", [
+    ("exit 0", command.OK, "guest command exited with status 0"),
+    ("exit 3", command.COMMAND, "guest command exited with status 3"),
+    ("exit 1", command.COMMAND, "guest command exited with status 1"),
+    ("crash", command.GUEST, "guest ended without running the command"),
+])
+def test_boot_tells_the_command_status_from_a_guest_failure(fake_qemu, tmp_path, script,
+                                                             status, says):
+    env = dict(fake_qemu.env, FAKE_QEMU=script)
+    proc = subprocess.run([str(SCRIPTS / "boot"), "--kernel", str(fake_qemu.kernel), "-t", "1",
+                           "--outdir", str(tmp_path / "guest"), script],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == status, proc.stderr
+    assert says in proc.stderr
+
+
+def test_demo_maps_guest_outcomes_to_the_scheme(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(demo, "SETUP", Path("/bin/true"))
+    monkeypatch.setattr(paths, "BUILD", tmp_path)
+    monkeypatch.setattr(build, "build", lambda config, verbose=False: command.OK)
+    args = cli.parser().parse_args(["demo"])
+
+    def failing(*a, **kw):
+        raise vm.GuestTimeout("guest did not finish within 900 s")
+    monkeypatch.setattr(vm, "boot", failing)
+    assert demo.main(args) == command.GUEST
+    monkeypatch.setattr(vm, "boot", lambda *a, **kw: vm.GuestResult("out\n", 5, "", 1.0,
+                                                                     tmp_path))
+    assert demo.main(args) == command.COMMAND
+    assert "demo: guest command exited with status 5" in capsys.readouterr().err
+    monkeypatch.setattr(build, "build", lambda config, verbose=False: command.FAILED)
+    assert demo.main(args) == command.FAILED
+
+
+@pytest.mark.parametrize("name", SCRIPT_PARSERS)
+def test_benchmarks_map_guest_outcomes_to_the_scheme(name, monkeypatch, tmp_path, capsys):
+    script = load_script(name)
+    monkeypatch.setattr(build, "build", lambda config, verbose=False: command.OK)
+    monkeypatch.setattr(build, "guest_program", lambda prog: tmp_path / prog)
+    argv = [name, "--outdir", str(tmp_path)] if name == "wasted-cores" else [name]
+    monkeypatch.setattr(sys, "argv", argv)
+
+    def failing(*a, **kw):
+        raise vm.KernelSplat(["WARNING: at somewhere"], "console")
+    monkeypatch.setattr(vm, "boot", failing)
+    assert script.main() == command.GUEST
+    monkeypatch.setattr(vm, "boot", lambda *a, **kw: vm.GuestResult("", 7, "", 1.0, tmp_path))
+    assert script.main() == command.COMMAND
+    assert f"{name}: guest command exited with status 7" in capsys.readouterr().err
+    monkeypatch.setattr(build, "build", lambda config, verbose=False: command.FAILED)
+    assert script.main() == command.FAILED
+
+
+def test_epilog_lists_the_statuses_it_is_given():
+    text = command.epilog(command.OK, command.USAGE)
+    assert text.splitlines()[:3] == ["exit status:", "  0  done",
+                                     "  2  usage error: a bad argument; nothing was "
+                                     "installed, built or booted"]
+    assert all(len(line) <= command.HELP_WIDTH for line in command.epilog().splitlines())
