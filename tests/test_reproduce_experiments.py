@@ -287,3 +287,25 @@ def test_smt_adapter_passes_the_counts_and_draws_the_curve(tmp_path):
     assert not outcome.failures
     doc, report = save_doc(tmp_path, "smt-spread", outcome, topologies)
     assert "## smt-spread:" in report
+
+
+def test_a_guest_failure_ends_reproduce_with_3_and_the_others_still_run(tmp_path,
+                                                                        monkeypatch):
+    ran = []
+
+    class Runner(FakeRunner):
+        def run(self, command, topology, tag, *args, **kwargs):
+            ran.append(tag)
+            if tag.startswith("barrier-hpc"):
+                raise reproduce.vm.GuestError("QEMU died")
+            return super().run(command, topology, tag, *args, **kwargs)
+
+    itrace = marked(reproduce.ITRACE_MARK, {(1, c): itrace_lines(c, 4, 0, score=c == "ule")
+                                            for c in reproduce.CLASSES})
+    runner = Runner(tmp_path, itrace)
+    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: runner)
+    rc = reproduce.main(["barrier-hpc", "interactivity-trace", "--quick", "--no-build",
+                         "--out", str(tmp_path / "r")])
+    assert rc == 3
+    assert [t.split("-1x2")[0] for t in ran] == ["barrier-hpc", "interactivity-trace"]
+    assert (tmp_path / "r" / "interactivity-trace.json").exists()

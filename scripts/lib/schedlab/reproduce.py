@@ -26,7 +26,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import bench, build, paths, vm
+from . import bench, build, command, paths, vm
 
 SCHEMA = 1
 RESULTS = paths.REPO / "results"
@@ -566,7 +566,7 @@ def plot_series(ax, doc, name, labels):
                     rotation=90, va="top", ha="right")
     ax.set_xlabel(labels["x"], fontsize=8)
     ax.set_ylabel(labels["y"], fontsize=8)
-    ax.set_title(f"{name}: {labels['y']} against {labels['x']}, every round", fontsize=7)
+    ax.set_title(f"{name}: every round", fontsize=7)
     ax.legend(fontsize=7)
 
 
@@ -1503,7 +1503,7 @@ ITRACE_BENCHES = {
     "starved threads": bench_info("threads", "difference", "more starved", "fewer starved",
                                   series=("s since sysbench started",
                                           "threads that ran in the last step")),
-    "fairness": bench_info("Jain's index (1: equal)", "difference", "less fair", "fairer"),
+    "fairness": bench_info("Jain's index (1: equal)", "difference", "fairer", "less fair"),
 }
 # --quick: 16 threads for 3 s.
 ITRACE_QUICK_ENV = "THREADS=16 RUN_S=3 "
@@ -1869,11 +1869,9 @@ def barrier_hpc(ctx, topology):
 
 # -- command line ------------------------------------------------------------
 
-class _Parser(argparse.ArgumentParser):
-    """Argument errors as one line and exit status 2."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+class _Parser(command.Parser):
+    """Argument errors as one line and exit status 2 (command.Parser), the
+    help in the description's own lines."""
 
 
 def _positive(text):
@@ -1891,8 +1889,9 @@ def parser():
                  "results/<date>-<rev>/: one JSON per experiment with every raw run and "
                  "its metadata, report.md and a PNG per experiment. "
                  "'reproduce compare A B' puts two result folders side by side.",
-                 epilog="Experiments: see --list. Default: all implemented ones. "
-                 "Documentation/scheduler/reproduction.rst has the details.")
+                 epilog="Experiments: see --list. Default: every experiment that runs in "
+                 "a guest. Documentation/scheduler/reproduction.rst has the details.\n\n"
+                 + command.epilog(command.OK, command.FAILED, command.USAGE, command.GUEST))
     ap.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
                     help="experiments to run (default: all implemented)")
     ap.add_argument("--rounds", type=_positive,
@@ -1984,8 +1983,9 @@ def main_compare(argv):
 
 
 def main(argv=None):
-    """scripts/reproduce; returns the exit status (2: bad arguments, 1: an
-    experiment failed or wrote a malformed result)."""
+    """scripts/reproduce; returns the exit status: command.USAGE for bad
+    arguments, command.GUEST when a guest did not finish an experiment,
+    command.FAILED when one gave no usable or a malformed result."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["compare"]:
         return main_compare(argv[1:])
@@ -2017,27 +2017,34 @@ def main(argv=None):
     progress = Progress(plan_of(experiments, rounds, a.quick, a.topology, a.host))
     threading.Thread(target=progress.heartbeat, daemon=True).start()
     ctx = Context(rounds, a.quick, runner, progress, build_programs=not a.no_build)
-    failed = []
+    failed, status = [], command.OK
     for index, exp in enumerate(experiments):
-        if not run_and_save(exp, index, ctx, a, folder, argv):
+        done = run_and_save(exp, index, ctx, a, folder, argv)
+        if done is not True:
             failed.append(exp.name)
+            status = max(status, command.GUEST if done == command.GUEST else command.FAILED)
     print(f"reproduce: {len(experiments) - len(failed)} of {len(experiments)} experiments "
           f"done in {duration(time.monotonic() - progress.start)}; report: "
           f"{folder / 'report.md'}; guest files: {workdir}", file=sys.stderr)
     if failed:
         print(f"reproduce: failed: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else 0
+    return status
 
 
 def run_and_save(exp, index, ctx, a, folder, argv):
     """Run one experiment, write its JSON, PNG and the report, and check
-    them; False when it failed (the others still run)."""
+    them; True when done, else command.GUEST (a guest did not finish) or
+    False (no usable result, a malformed one, or a failed run with
+    --quick). The other experiments still run."""
     start = time.monotonic()
     if not a.host:
         ctx.runner.mode = a.qemu_mode or exp.qemu_mode
     try:
         outcome, topologies = run_experiment(exp, index, ctx, a.topology, a.host)
-    except (ReproduceError, vm.GuestError, build.BuildError, OSError) as err:
+    except vm.GuestError as err:
+        print(f"reproduce: {exp.name} failed: guest failure: {err}", file=sys.stderr)
+        return command.GUEST
+    except (ReproduceError, build.BuildError, OSError) as err:
         print(f"reproduce: {exp.name} failed: {err}", file=sys.stderr)
         return False
     meta = metadata(exp, release=outcome.release, config=ctx.runner.config,
