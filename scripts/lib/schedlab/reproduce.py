@@ -1869,32 +1869,17 @@ def barrier_hpc(ctx, topology):
 
 # -- command line ------------------------------------------------------------
 
-class _Parser(command.Parser):
-    """Argument errors as one line and exit status 2 (command.Parser), the
-    help in the description's own lines."""
-
-
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number: {text}")
-    return value
-
-
 def parser():
-    ap = _Parser(prog="reproduce", description="Run the seeds' experiments and write "
+    ap = command.Parser(prog="reproduce", description="Run the seeds' experiments and write "
                  "results/<date>-<rev>/: one JSON per experiment with every raw run and "
                  "its metadata, report.md and a PNG per experiment. "
                  "'reproduce compare A B' puts two result folders side by side.",
-                 epilog="Experiments: see --list. Default: every experiment that runs in "
+                 epilog="Experiments: see --list. Default: every experiment that runs in\n"
                  "a guest. Documentation/scheduler/reproduction.rst has the details.\n\n"
                  + command.epilog(command.OK, command.FAILED, command.USAGE, command.GUEST))
     ap.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
                     help="experiments to run (default: all implemented)")
-    ap.add_argument("--rounds", type=_positive,
+    ap.add_argument("--rounds", type=command.positive_int,
                     help="rounds per experiment, every variant once per round "
                          "(default: 10; 1 with --quick)")
     ap.add_argument("-t", "--topology",
@@ -1921,7 +1906,7 @@ def parser():
 
 
 def compare_parser():
-    ap = _Parser(prog="reproduce compare",
+    ap = command.Parser(prog="reproduce compare",
                  description="Two result folders side by side: medians and ratios, the "
                              "change B/A and its bootstrap 95 % interval.")
     ap.add_argument("a", type=Path, metavar="A", help="result folder (before)")
