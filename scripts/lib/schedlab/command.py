@@ -86,34 +86,29 @@ def guest_status(prog, status, seconds=None):
     return OK if status == 0 else COMMAND
 
 
-def positive_int(text):
+def _number(text, convert, low, inclusive, says):
+    """argparse type body: `text` as convert() of at least (or above) low,
+    finite, else an error naming the value."""
     try:
-        value = int(text)
+        value = convert(text)
     except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+        value = None
+    if value is None or value != value or value == float("inf") or \
+            (value < low if inclusive else value <= low):
+        raise argparse.ArgumentTypeError(f"{says}: {text!r}")
     return value
+
+
+def positive_int(text):
+    return _number(text, int, 0, False, "not a positive whole number")
 
 
 def non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
-    return value
+    return _number(text, int, 0, True, "not a whole number >= 0")
 
 
 def positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
-    return value
+    return _number(text, float, 0, False, "not a positive number")
 
 
 def existing_file(text):
