@@ -1,6 +1,7 @@
 """Host-side test driver: builds the debug kernel once per session and
 boots it under QEMU for the guest tests (see README.md, "Tests")."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "lib"))
 from schedlab import build, paths, tap, vm  # noqa: E402
 
 GUEST_TESTS = paths.GUEST_TESTS
+
+
+def pytest_addoption(parser):
+    parser.addoption("--accel", choices=vm.ACCELS,
+                     default=os.environ.get(vm.ACCEL_ENV) or "auto",
+                     help="how the guest tests' QEMU runs the vCPUs: auto (KVM if a probe "
+                          "boot works, else TCG), tcg or kvm (default: auto, or "
+                          f"${vm.ACCEL_ENV})")
+
+
+def pytest_configure(config):
+    vm.set_accel(config.getoption("accel"))
 
 
 @pytest.fixture(scope="session")

@@ -45,12 +45,14 @@ def add_args(p):
     p.add_argument("--shell", action="store_true",
                    help="open an interactive shell in the VM instead of the workload")
     p.add_argument("--append", default="", help="extra kernel command line")
+    vm.add_accel_arg(p)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show make's output and the kernel console")
     p.set_defaults(fn=main)
 
 
 def main(a):
+    vm.set_accel(a.accel)
     # Arguments are checked by now: only then install what is missing.
     if subprocess.run([str(SETUP)]).returncode:
         print("demo: scripts/setup failed", file=sys.stderr)

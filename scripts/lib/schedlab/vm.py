@@ -266,14 +266,127 @@ QEMU_MODES = {
 }
 
 
-def qemu_command(kernel, topo, cmdline, outdir, interactive=False, mode="mttcg"):
+# --accel: "tcg" emulates the vCPUs (QEMU_MODES says how); "kvm" runs them
+# on /dev/kvm, where the host has one that works; "auto" boots a short
+# probe guest on /dev/kvm first and uses KVM if it finishes in time, else
+# TCG. Some hosts offer a /dev/kvm whose guests hang before the kernel
+# starts (see tooling notes): that is why auto boots instead of opening it.
+ACCELS = ("auto", "tcg", "kvm")
+ACCEL_ENV = "SCHEDLAB_ACCEL"
+KVM_PROBE_SECONDS = 30
+KVM_DEVICE = "/dev/kvm"
+# The --accel of this process, and what auto resolved to per _probe_key().
+_accel = {"choice": None, "resolved": {}}
+
+
+def add_accel_arg(p):
+    """--accel for a command that boots guests."""
+    p.add_argument("--accel", choices=ACCELS, default=os.environ.get(ACCEL_ENV) or "auto",
+                   help="how QEMU runs the vCPUs: auto (KVM if a probe boot on /dev/kvm "
+                        "finishes within %d s, else TCG), tcg or kvm (default: auto, or "
+                        "$%s)" % (KVM_PROBE_SECONDS, ACCEL_ENV))
+
+
+def accel_problem(accel, qemu_mode):
+    """Why --accel and --qemu-mode cannot go together, or None."""
+    if accel == "kvm" and qemu_mode not in (None, "mttcg"):
+        return f"--qemu-mode {qemu_mode} is a TCG mode: it cannot run with --accel kvm"
+    return None
+
+
+def set_accel(accel):
+    """Choose the accelerator for every later boot of this process."""
+    if accel not in ACCELS:
+        raise ValueError(f"unknown accelerator {accel!r}: one of {', '.join(ACCELS)}")
+    _accel.update(choice=accel, resolved={})
+
+
+def _probe_cache():
+    return paths.BUILD / "accel-probe.json"
+
+
+def _probe_key():
+    """What decides whether KVM works: the host kernel and QEMU."""
+    qemu = shutil.which("qemu-system-x86_64") or ""
+    stamp = int(os.stat(qemu).st_mtime) if qemu else 0
+    return f"{os.uname().release} {qemu}@{stamp}"
+
+
+def kvm_usable(kernel, log=None):
+    """(True or False, reason): whether a 1x2 guest of `kernel` boots and
+    runs a command on /dev/kvm within KVM_PROBE_SECONDS. The answer is kept
+    in build/accel-probe.json for this host kernel and QEMU binary."""
+    import json
+    if not os.access(KVM_DEVICE, os.R_OK | os.W_OK):
+        return False, f"no usable {KVM_DEVICE}"
+    cache, key = _probe_cache(), _probe_key()
+    try:
+        known = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if key in known and os.environ.get("SCHEDLAB_ACCEL_REPROBE") != "1":
+        ok, why = known[key]
+        return ok, f"{why} (probed before; delete {_shown(cache)} to probe again)"
+    if log:
+        log(f"vm: --accel auto: probing KVM with a short boot (at most {KVM_PROBE_SECONDS} s)")
+    outdir = tempfile.mkdtemp(prefix="schedlab-kvm-probe-")
+    try:
+        res = _boot_once("true", "1x2", kernel=kernel, timeout=KVM_PROBE_SECONDS,
+                         outdir=outdir, accel="kvm")
+        ok = res.status == 0
+        why = (f"KVM probe boot ran in {res.seconds:.0f} s" if ok else
+               f"KVM probe guest's command failed with status {res.status}")
+    except GuestTimeout:
+        ok, why = False, f"KVM probe boot did not finish within {KVM_PROBE_SECONDS} s"
+    except GuestError as e:
+        ok, why = False, f"KVM probe boot failed: {str(e).splitlines()[0].split('; files in')[0]}"
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+    known[key] = [ok, why]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(known, indent=1) + "\n")
+    return ok, why
+
+
+def resolve_accel(kernel, qemu_mode="mttcg", accel=None, log=None):
+    """"kvm" or "tcg" for a boot of `kernel`; says on stderr what auto chose
+    and why, once per process."""
+    accel = accel or _accel["choice"] or os.environ.get(ACCEL_ENV) or "auto"
+    if accel not in ACCELS:
+        raise GuestError(f"unknown accelerator {accel!r} (from ${ACCEL_ENV}?): "
+                         f"one of {', '.join(ACCELS)}")
+    problem = accel_problem(accel, qemu_mode)
+    if problem:
+        raise GuestError(problem)
+    if accel != "auto":
+        return accel
+    if qemu_mode != "mttcg":
+        return "tcg"
+    key = _probe_key()
+    if key not in _accel["resolved"]:
+        log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+        ok, why = kvm_usable(kernel, log)
+        _accel["resolved"][key] = "kvm" if ok else "tcg"
+        log(f"vm: --accel auto: {why}; using {'KVM' if ok else 'TCG'}")
+    return _accel["resolved"][key]
+
+
+def accel_args(accel, mode):
+    """QEMU's accelerator and CPU model arguments."""
+    if accel == "kvm":
+        # The host's CPU model: an Intel host shows SMT siblings with it,
+        # as qemu64 with an Intel vendor does under TCG.
+        return ["-accel", "kvm", "-cpu", "host"]
+    return [*QEMU_MODES[mode], "-cpu", "qemu64,vendor=GenuineIntel"]
+
+
+def qemu_command(kernel, topo, cmdline, outdir, interactive=False, mode="mttcg", accel="tcg"):
     append = " ".join([
         "console=ttyS0", "root=/dev/root", "rootfstype=9p",
         "rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose", "ro",
         f"init={GUEST_INIT}", "panic=-1", "tsc=reliable", "no_timer_check",
         *watchdog_args(topo), cmdline]).strip()
-    cmd = ["qemu-system-x86_64", *QEMU_MODES[mode],
-           "-cpu", "qemu64,vendor=GenuineIntel", *topo.qemu_args(),
+    cmd = ["qemu-system-x86_64", *accel_args(accel, mode), *topo.qemu_args(),
            "-kernel", str(kernel), "-append", append,
            "-nodefaults", "-no-reboot", "-display", "none",
            "-device", "virtio-rng-pci",
@@ -309,7 +422,7 @@ def boot(*args, **kw):
 
 def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", kernel=None,
                timeout=300, files=None, outdir=None, allow_splats=False, verbose=False,
-               interactive=False, qemu_mode="mttcg", _retried=False):
+               interactive=False, qemu_mode="mttcg", accel=None, _retried=False):
     """Boot, run `command` (a shell string) and return a GuestResult.
 
     files: {name: text} written to the guest's /tmp/out before boot.
@@ -335,10 +448,12 @@ def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", 
     for name, text in (files or {}).items():
         (outdir / name).write_text(text)
 
-    cmd = qemu_command(kernel, topo, cmdline, outdir, interactive, qemu_mode)
+    accel = resolve_accel(kernel, qemu_mode, accel)
+    cmd = qemu_command(kernel, topo, cmdline, outdir, interactive, qemu_mode, accel)
     start = time.time()
     print(f"vm: booting {topo.name} ({_count(topo.cpus, 'CPU')}, {_count(topo.nodes, 'node')}) "
-          f"with {_shown(kernel)}", file=sys.stderr, flush=True)
+          f"with {_shown(kernel)}" + (" on KVM" if accel == "kvm" else ""),
+          file=sys.stderr, flush=True)
     if interactive:
         subprocess.run(cmd)
         rc = _read(outdir / "rc").strip()
@@ -456,6 +571,7 @@ def add_args(p):
     p.add_argument("--outdir", type=command.folder,
                    help="keep the guest's shared folder here (default: a temporary "
                         "folder, removed)")
+    add_accel_arg(p)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show the whole kernel console as it boots")
     p.add_argument("--list", action="store_true", help="list the topology presets and exit")
@@ -486,6 +602,7 @@ def main(a):
         for t in PRESETS.values():
             print(f"{t.name:5} {t.cpus:3} CPUs  {t.nodes} node(s)  {t.memory} MiB  {t.note}")
         return command.OK
+    set_accel(a.accel)
     words = a.command[1:] if a.command[:1] == ["--"] else a.command
     cmd = " ".join(words) or "true"
     try:
