@@ -176,6 +176,24 @@ def test_summary_pairs_rounds_and_states_the_verdict():
     assert "cfs" not in hb["vs_base"]
 
 
+def test_two_bounds_are_not_a_measured_difference():
+    """Both classes there by the first sample (or never within the window)
+    in most rounds: their ratio compares how soon two samples came, and
+    the verdict says so whatever the interval; one bounded side alone
+    still tells a difference."""
+    doc = synthetic()
+    for run in doc["runs"]:
+        if run["bench"] == "hackbench" and run["variant"] in ("cfs", "ule"):
+            run["settled_at_first_sample"] = run["round"] > 3
+    hb = reproduce.summarise(doc)["hackbench"]["vs_base"]
+    assert hb["ule"]["ci"][0] > 1
+    assert hb["ule"]["verdict"] == "not measured: both there by the first sample in most rounds"
+    assert hb["bmq"]["verdict"] == "no difference measured"
+    for run in doc["runs"]:
+        run["settled_at_first_sample"] = run["variant"] == "cfs"
+    assert reproduce.summarise(doc)["hackbench"]["vs_base"]["ule"]["verdict"] == "slower"
+
+
 def test_too_few_rounds_give_no_interval():
     hb = reproduce.summarise(synthetic(rounds=2))["hackbench"]["vs_base"]["ule"]
     assert hb["ci"] == [None, None] and hb["verdict"] == "too few rounds"

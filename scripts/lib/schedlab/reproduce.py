@@ -196,11 +196,37 @@ def summarise(doc):
             if not pairs:
                 continue
             low, high = bench.bootstrap_ci(pairs)
+            said = verdict(low, high, info["compare"], info["worse"], info["better"])
+            bound = both_bounded(runs, name, variant, base)
+            if bound:
+                said = f"not measured: both {bound} in most rounds"
             entry["vs_base"][variant] = {
                 "n": len(pairs), "median": statistics.median(pairs), "ci": [low, high],
-                "verdict": verdict(low, high, info["compare"], info["worse"], info["better"])}
+                "verdict": said}
         out[name] = entry
     return out
+
+
+# What a run flagged so (RUN_FLAGS) holds: only a bound on the time.
+BOUND_WORDS = {"censored": "never got there within the window",
+               "settled_at_first_sample": "there by the first sample"}
+
+
+def both_bounded(runs, bench_name, variant, base):
+    """The words for a flag that both variant and base carry in at least
+    half of the rounds both ran, or None: their ratio then compares two
+    bounds (two window lengths, or how soon two first samples came), not
+    two times, whatever its interval says."""
+    flags = {}
+    for r in runs:
+        if r["bench"] == bench_name and r["variant"] in (variant, base):
+            flags.setdefault(r["round"], {})[r["variant"]] = r
+    rounds = [v for v in flags.values() if len(v) == 2]
+    for flag, words in BOUND_WORDS.items():
+        both = sum(1 for v in rounds if v[variant].get(flag) and v[base].get(flag))
+        if rounds and 2 * both >= len(rounds):
+            return words
+    return None
 
 
 def bootstrap_change(a, b, compare="ratio", resamples=bench.BOOTSTRAP_RESAMPLES,
@@ -818,6 +844,7 @@ class GuestRunner:
     def __init__(self, config, qemu_mode, workdir):
         self.config, self.mode, self.workdir = config, qemu_mode, Path(workdir)
         self.kernel = paths.kernel_image(config)
+        self.accel = None
 
     def config_sha256(self):
         return config_hash(paths.obj_dir(self.config) / ".config")
@@ -828,9 +855,10 @@ class GuestRunner:
         tail = _Tail(outdir / "output.log", on_line)
         tail.start()
         try:
+            self.accel = vm.resolve_accel(self.kernel, self.mode)
             res = vm.boot(f"echo {RELEASE_MARK} $(uname -r); {command}", topology, "",
                           kernel=self.kernel, timeout=timeout, outdir=outdir,
-                          qemu_mode=self.mode)
+                          qemu_mode=self.mode, accel=self.accel)
         finally:
             tail.stop.set()
         return Boot(res.output, release_of(res.output), res.status, outdir)
@@ -1889,6 +1917,7 @@ def parser():
                     help="mttcg, tcg or icount for every experiment (default: each "
                          "experiment's own, the one that measured the smallest spread; "
                          "see --list and vm.QEMU_MODES)")
+    vm.add_accel_arg(ap)
     ap.add_argument("--config", choices=("base", "debug"),
                     help="kernel configuration (default: base; debug with --quick)")
     ap.add_argument("--quick", action="store_true",
@@ -1947,10 +1976,14 @@ def check_args(a, sched_class=SCHED_CLASS):
         return f"--out {a.out} exists and is not a folder"
     if a.host:
         given = [o for o, v in (("-t", a.topology), ("--qemu-mode", a.qemu_mode),
+                                ("--accel", a.accel != "auto"),
                                 ("--config", a.config), ("--no-build", a.no_build)) if v]
         if given:
             return f"{', '.join(given)} do(es) not apply with --host"
         return host_refusal(sched_class)
+    problem = vm.accel_problem(a.accel, a.qemu_mode)
+    if problem:
+        return problem
     config = a.config or ("debug" if a.quick else "base")
     if a.no_build and not paths.kernel_image(config).exists():
         return f"--no-build: {paths.kernel_image(config)} does not exist"
@@ -1998,6 +2031,7 @@ def main(argv=None):
         if not a.no_build and build.build(config) != 0:
             print("reproduce: kernel build failed", file=sys.stderr)
             return 1
+        vm.set_accel(a.accel)
         runner = GuestRunner(config, a.qemu_mode or "mttcg", workdir)
     progress = Progress(plan_of(experiments, rounds, a.quick, a.topology, a.host))
     threading.Thread(target=progress.heartbeat, daemon=True).start()
@@ -2023,7 +2057,8 @@ def run_and_save(exp, index, ctx, a, folder, argv):
     --quick). The other experiments still run."""
     start = time.monotonic()
     if not a.host:
-        ctx.runner.mode = a.qemu_mode or exp.qemu_mode
+        # KVM replaces the emulation an experiment would choose.
+        ctx.runner.mode = a.qemu_mode or ("mttcg" if a.accel == "kvm" else exp.qemu_mode)
     try:
         outcome, topologies = run_experiment(exp, index, ctx, a.topology, a.host)
     except vm.GuestError as err:
@@ -2034,7 +2069,8 @@ def run_and_save(exp, index, ctx, a, folder, argv):
         return False
     meta = metadata(exp, release=outcome.release, config=ctx.runner.config,
                     config_sha256=ctx.runner.config_sha256(), topologies=topologies,
-                    qemu_mode=ctx.runner.mode, rounds=ctx.rounds, quick=ctx.quick,
+                    qemu_mode="kvm" if getattr(ctx.runner, "accel", None) == "kvm"
+                    else ctx.runner.mode, rounds=ctx.rounds, quick=ctx.quick,
                     argv=["scripts/reproduce", *argv])
     meta["seconds"] = round(time.monotonic() - start)
     doc = document(exp, outcome.runs, outcome.benches, outcome.commands,
