@@ -50,7 +50,8 @@ class BuildError(Exception):
 # Make targets --target takes by name; a folder (kernel/sched/) or one file
 # in it (kernel/sched/ule.o) is taken too, so that a typo fails here and
 # not after the tree is extracted and configured.
-TARGETS = ("bzImage", "vmlinux", "modules", "headers", "bindeb-pkg", "selftests", "clean")
+TARGETS = ("bzImage", "vmlinux", "modules", "headers", "bindeb-pkg", "selftests", "stap",
+           "clean")
 PATH_TARGET_RE = re.compile(r"(?:[\w+-]+/)+(?:[\w+-]+\.(?:o|i|s|lst|ko))?")
 
 
@@ -233,6 +234,10 @@ def build(config="base", target="bzImage", jobs=None, log=say, verbose=False):
         if target == "selftests":
             build_selftests(config, jobs, verbose=verbose, log=log)
             compiled = None
+        elif target == "stap":
+            compiled = make(config, "bzImage", "modules", jobs=jobs, verbose=verbose, log=log)
+            for module in stap_modules(config, log).values():
+                log(f"build: {module}")
         else:
             compiled = make(config, target, jobs=jobs, verbose=verbose, log=log)
     except (BuildError, TreeError) as e:
@@ -289,3 +294,84 @@ def guest_program(name):
         if proc.returncode:
             raise BuildError(f"compiling {src.name} failed:\n{proc.stderr}")
     return out
+
+
+# SystemTap scripts of the series: tools/systemtap/NAME.stp.
+STAP_DIR = paths.REPO / "tools" / "systemtap"
+STAP_RUNTIME = Path("/usr/share/systemtap/runtime")
+# Two changes to the runtime of Debian 12's SystemTap 4.8, made in a copy
+# (build/stap/runtime) that the modules are compiled against:
+# - 6.1.y renamed task_work_cancel(task, func) to task_work_cancel_func()
+#   and gave the old name a new meaning (cancel one callback_head, return
+#   bool); the runtime calls the old one by name. Only for a kernel that
+#   has the new name.
+# - Its context trylock looks at this CPU's context before it disables
+#   preemption, from the control file's read() among others: harmless (it
+#   only tests for NULL), but a DEBUG_PREEMPT kernel reports every call as
+#   a BUG. The early look uses raw_smp_processor_id(), as such checks do.
+STAP_RUNTIME_FIXES = [
+    ("task_work_cancel_func", "stp_task_work.c", "typeof(&task_work_cancel)",
+     "typeof(&task_work_cancel_func)"),
+    ("task_work_cancel_func", "stp_task_work.c", 'kallsyms_lookup_name("task_work_cancel")',
+     'kallsyms_lookup_name("task_work_cancel_func")'),
+    (None, "linux/runtime_context.h",
+     "if (unlikely(_stp_runtime_get_context() == NULL))",
+     "if (unlikely(per_cpu(contexts, raw_smp_processor_id()) == NULL))"),
+]
+
+
+def stap_runtime(tree_dir=None):
+    """A copy of the SystemTap runtime in build/stap/runtime with
+    STAP_RUNTIME_FIXES applied (those whose kernel symbol, if any, the
+    tree's include/linux/task_work.h declares)."""
+    header = (Path(tree_dir or paths.TREE) / "include/linux/task_work.h").read_text()
+    fixes = [f for f in STAP_RUNTIME_FIXES if f[0] is None or f[0] in header]
+    out = paths.BUILD / "stap" / "runtime"
+    stamp = out / ".schedlab-fixes"
+    want = repr(fixes)
+    if stamp.exists() and stamp.read_text() == want and \
+            stamp.stat().st_mtime >= STAP_RUNTIME.stat().st_mtime:
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(STAP_RUNTIME, out)
+    for _, name, old, new in fixes:
+        text = (out / name).read_text()
+        if old not in text:
+            raise BuildError(f"SystemTap runtime {name} has no {old!r}: a SystemTap "
+                             "this script does not know; see STAP_RUNTIME_FIXES")
+        (out / name).write_text(text.replace(old, new))
+    stamp.write_text(want)
+    return out
+
+
+def stap_modules(config="debug", log=say):
+    """Compile each tools/systemtap script into a module for the kernel of
+    `config` (stap -r against its build folder), in build/stap/CONFIG/, when
+    the script or the kernel is newer than the module; {script name: .ko}.
+    The kernel needs CONFIG_MODULES and a Module.symvers (make modules)."""
+    obj = paths.obj_dir(config)
+    if not shutil.which("stap"):
+        raise BuildError("stap is missing: run scripts/setup (package systemtap)")
+    if not (obj / "Module.symvers").exists():
+        raise BuildError(f"{obj}/Module.symvers is missing: the {config} kernel needs "
+                         f"CONFIG_MODULES and scripts/build --config {config} --target modules")
+    out = paths.BUILD / "stap" / config
+    out.mkdir(parents=True, exist_ok=True)
+    kernel_time = (obj / "vmlinux").stat().st_mtime
+    runtime = stap_runtime()
+    modules = {}
+    for script in sorted(STAP_DIR.glob("*.stp")):
+        name = script.stem.replace("-", "_")
+        ko = out / f"{name}.ko"
+        newest = max(script.stat().st_mtime, kernel_time,
+                     (runtime / ".schedlab-fixes").stat().st_mtime)
+        if not ko.exists() or ko.stat().st_mtime < newest:
+            log(f"build: stap -r {obj.name} -p4 {script.name}")
+            proc = subprocess.run(["stap", "-r", str(obj), "-p4", "-m", name,
+                                   "-R", str(runtime), str(script)],
+                                  cwd=out, capture_output=True, text=True)
+            if proc.returncode or not ko.exists():
+                raise BuildError(f"stap could not build {script.name}:\n"
+                                 f"{(proc.stdout + proc.stderr).strip()[-2000:]}")
+        modules[script.stem] = ko
+    return modules
