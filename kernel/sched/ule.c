@@ -166,16 +166,6 @@ static void ule_set_prio(struct task_struct *p, unsigned int prio)
 	p->ule.prio = prio;
 }
 
-/* ULE priority of whatever runs on @rq's CPU, for remote readers. */
-static int ule_cpu_lowpri(int cpu)
-{
-	struct rq *rq = cpu_rq(cpu);
-
-	if (READ_ONCE(rq->rt.rt_nr_running) || READ_ONCE(rq->dl.dl_nr_running))
-		return ULE_PRI_MIN_REALTIME;
-	return READ_ONCE(rq->ule.lowpri);
-}
-
 /* sched_shouldpreempt(). */
 static bool ule_should_preempt(int pri, int cpri, bool remote)
 {
@@ -941,6 +931,16 @@ void ule_init_task(struct task_struct *p)
 }
 
 #ifdef CONFIG_SMP
+/* ULE priority of whatever runs on @rq's CPU, for remote readers. */
+static int ule_cpu_lowpri(int cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+
+	if (READ_ONCE(rq->rt.rt_nr_running) || READ_ONCE(rq->dl.dl_nr_running))
+		return ULE_PRI_MIN_REALTIME;
+	return READ_ONCE(rq->ule.lowpri);
+}
+
 /* FreeBSD's sched_random(): a per-CPU LCG is plenty for tie-breaks. */
 static DEFINE_PER_CPU(u32, ule_random_state);
 
