@@ -50,7 +50,7 @@ def sandbox(tmp_path):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "0001-x.patch").write_text("")
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}",
-               SCHEDLAB_BUILD=str(tmp_path / "build"),
+               SCHEDLAB_BUILD=str(tmp_path / "build"), SCHEDLAB_ACCEL="tcg",
                SCHEDLAB_SOURCE=str(tmp_path / "linux-source-6.1.tar.xz"))
 
     def run(name, *args):
@@ -65,7 +65,8 @@ def sandbox(tmp_path):
 
 
 def test_every_command_is_covered():
-    assert set(COMMANDS) == set(SCRIPT_PARSERS + CLI_COMMANDS + SHELL_COMMANDS) | {"reproduce"}
+    assert set(COMMANDS) == (set(SCRIPT_PARSERS + CLI_COMMANDS + SHELL_COMMANDS)
+                             | {"reproduce", "check-configs"})
     assert {c for c, _, _ in BAD} == set(COMMANDS)
 
 
@@ -85,6 +86,7 @@ BAD = [
     ("boot", ["--kernel", "{tmp}/file", "--shell", "echo hi"], "--shell"),
     ("boot", ["true"], "obj-debug"),
     ("boot", ["--bogus"], "--bogus"),
+    ("boot", ["--accel", "hvf", "true"], "hvf"),
     ("build", ["--config", "bogus"], "bogus"),
     ("build", ["-j", "-3"], "-3"),
     ("build", ["-j", "x"], "'x'"),
@@ -96,6 +98,7 @@ BAD = [
     ("demo", ["--seconds", "x"], "'x'"),
     ("demo", ["--config", "distro"], "distro"),
     ("demo", ["--bogus"], "--bogus"),
+    ("demo", ["--accel", "xen"], "xen"),
     ("prepare", ["--tree", "{tmp}/new", "--source", "/nonexistent.tar.xz"],
      "/nonexistent.tar.xz"),
     ("prepare", ["--tree", "{tmp}/file"], "{tmp}/file"),
@@ -123,12 +126,15 @@ BAD = [
     ("bench-sched", ["--config", "bogus"], "bogus"),
     ("bench-sched", ["--qemu-mode", "kvm"], "kvm"),
     ("bench-sched", ["--timeout", "-1"], "-1"),
+    ("bench-sched", ["--accel", "bogus"], "bogus"),
+    ("bench-sched", ["--accel", "kvm", "--qemu-mode", "icount"], "icount"),
     ("bench-observability", ["--config", "bogus"], "bogus"),
     ("bench-observability", ["-t", "bogus"], "bogus"),
     ("bench-observability", ["--rounds", "0"], "'0'"),
     ("bench-observability", ["--groups", "x"], "'x'"),
     ("bench-observability", ["--loops", "-1"], "-1"),
     ("bench-observability", ["--timeout", "0"], "'0'"),
+    ("bench-observability", ["--accel", "kvmm"], "kvmm"),
     ("wasted-cores", ["bogus"], "bogus"),
     ("wasted-cores", ["-t", "3y"], "3y"),
     ("wasted-cores", ["--units", "0"], "'0'"),
@@ -138,21 +144,29 @@ BAD = [
     ("wasted-cores", ["--config", "distro"], "distro"),
     ("wasted-cores", ["--outdir", "{tmp}/file"], "{tmp}/file"),
     ("wasted-cores", ["--timeout", "0"], "'0'"),
+    ("wasted-cores", ["--accel", "TCG"], "TCG"),
     ("reproduce", ["bogus"], "bogus"),
     ("reproduce", ["--rounds", "0"], "0"),
     ("reproduce", ["-t", "bogus"], "bogus"),
     ("reproduce", ["--qemu-mode", "kvm"], "kvm"),
     ("reproduce", ["--config", "distro"], "distro"),
+    ("reproduce", ["--accel", "bogus"], "bogus"),
+    ("reproduce", ["--accel", "kvm", "--qemu-mode", "tcg"], "tcg"),
     ("reproduce", ["--out", "{tmp}/file"], "{tmp}/file"),
     ("reproduce", ["compare"], "A, B"),
     ("reproduce", ["compare", "{tmp}/nonexistent", "{tmp}/nonexistent"],
      "{tmp}/nonexistent"),
+    ("check-configs", ["bogus"], "bogus"),
+    ("check-configs", ["up,nope"], "nope"),
+    ("check-configs", ["-j", "0"], "'0'"),
+    ("check-configs", ["--bogus"], "--bogus"),
     ("setup", ["--bogus"], "--bogus"),
     ("setup", ["extra"], "extra"),
     ("test", ["--bogus-option"], "--bogus-option"),
     # Matches nothing, this test's own id included.
     ("test", ["-k", "notest and not notest"], "notest and not notest"),
     ("test", ["tests/nonexistent.py"], "tests/nonexistent.py"),
+    ("test", ["--accel", "bogus"], "bogus"),
 ]
 
 
@@ -315,8 +329,14 @@ def test_build_reports_objects_and_time_and_returns_a_status(fake_make, tmp_path
 
 FAKE_QEMU = """#!/usr/bin/env python3
 # Plays QEMU for vm.boot(): runs cmd.sh of the shared folder on the host.
+# FAKE_KVM=hang: hangs as a guest on a broken /dev/kvm does.
 import os, subprocess, sys, time
 out = next(a.split("path=")[1].split(",")[0] for a in sys.argv if "mount_tag=schedlab_out" in a)
+if os.environ.get("FAKE_QEMU_CALLS"):
+    with open(os.environ["FAKE_QEMU_CALLS"], "a") as calls:
+        calls.write(" ".join(sys.argv[1:3]) + "\\n")
+if "kvm" in sys.argv and os.environ.get("FAKE_KVM") == "hang":
+    time.sleep(60)
 console = open(os.path.join(out, "console.log"), "w")
 console.write("[    0.000000] Linux version 6.1.0 (fake)\\n")
 console.flush()
@@ -341,6 +361,8 @@ def fake_qemu(tmp_path, monkeypatch):
     kernel = tmp_path / "bzImage"
     kernel.write_text("")
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv(vm.ACCEL_ENV, "tcg")
+    monkeypatch.setitem(vm._accel, "choice", "tcg")
     return SimpleNamespace(kernel=kernel, env=dict(os.environ))
 
 
@@ -419,3 +441,65 @@ def test_epilog_lists_the_statuses_it_is_given():
                                      "  2  usage error: a bad argument; nothing was "
                                      "installed, built or booted"]
     assert all(len(line) <= command.HELP_WIDTH for line in command.epilog().splitlines())
+
+
+# -- --accel auto|tcg|kvm, with the stand-in QEMU --------------------------
+
+@pytest.fixture
+def accel_auto(fake_qemu, tmp_path, monkeypatch):
+    """auto, a /dev/kvm that opens, a probe cache of this test's own and a
+    short probe timeout; qemu-calls lists each QEMU run's accelerator."""
+    device = tmp_path / "kvm"
+    device.write_text("")
+    monkeypatch.setattr(vm, "KVM_DEVICE", str(device))
+    monkeypatch.setattr(vm, "KVM_PROBE_SECONDS", 3)
+    monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
+    monkeypatch.setitem(vm._accel, "choice", "auto")
+    monkeypatch.setitem(vm._accel, "resolved", {})
+    monkeypatch.setenv("FAKE_QEMU_CALLS", str(tmp_path / "qemu-calls"))
+    return tmp_path / "qemu-calls"
+
+
+def boot_in(tmp_path, kernel):
+    return vm.boot("echo ok", "1", kernel=kernel, timeout=60, outdir=tmp_path / "guest")
+
+
+def test_accel_auto_falls_back_to_tcg_when_the_kvm_probe_hangs(accel_auto, fake_qemu,
+                                                               tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("FAKE_KVM", "hang")
+    assert boot_in(tmp_path, fake_qemu.kernel).output == "ok\n"
+    assert accel_auto.read_text().splitlines() == ["-accel kvm", "-accel tcg,thread=multi"]
+    err = capfd.readouterr().err
+    assert "vm: --accel auto: KVM probe boot did not finish within 3 s; using TCG" in err
+    # Known for this host and QEMU from now on: no second probe, and it says so.
+    monkeypatch.setitem(vm._accel, "resolved", {})
+    boot_in(tmp_path, fake_qemu.kernel)
+    assert accel_auto.read_text().splitlines()[2:] == ["-accel tcg,thread=multi"]
+    assert "did not finish within 3 s (probed before; delete " in capfd.readouterr().err
+
+
+def test_accel_auto_uses_kvm_when_the_probe_boots(accel_auto, fake_qemu, tmp_path, capfd):
+    boot_in(tmp_path, fake_qemu.kernel)
+    assert accel_auto.read_text().splitlines() == ["-accel kvm", "-accel kvm"]
+    err = capfd.readouterr().err
+    assert re.search(r"KVM probe boot ran in \d+ s; using KVM", err), err
+    assert "with " in err and " on KVM" in err
+
+
+def test_accel_auto_without_a_kvm_device_is_tcg_with_no_probe(accel_auto, fake_qemu,
+                                                              tmp_path, monkeypatch, capfd):
+    monkeypatch.setattr(vm, "KVM_DEVICE", str(tmp_path / "no-such-device"))
+    boot_in(tmp_path, fake_qemu.kernel)
+    assert accel_auto.read_text().splitlines() == ["-accel tcg,thread=multi"]
+    assert f"no usable {tmp_path}/no-such-device; using TCG" in capfd.readouterr().err
+
+
+def test_accel_tcg_modes_and_kvm_arguments():
+    assert vm.resolve_accel("bzImage", "icount", "auto") == "tcg"    # no probe for a TCG mode
+    assert vm.resolve_accel("bzImage", "mttcg", "tcg") == "tcg"
+    assert vm.accel_problem("kvm", "icount") and vm.accel_problem("kvm", None) is None
+    with pytest.raises(vm.GuestError, match="icount"):
+        vm.resolve_accel("bzImage", "icount", "kvm")
+    assert vm.accel_args("kvm", "icount") == ["-accel", "kvm", "-cpu", "host"]
+    assert vm.accel_args("tcg", "icount")[:4] == ["-accel", "tcg,thread=single", "-icount",
+                                                  "shift=auto,sleep=off"]

@@ -1,0 +1,323 @@
+"""scripts/check-configs: build the series under the small configurations
+that exercise the #ifdefs it touches, as the kernel's test robots do, and
+check that our code is clean under W=1 and sparse.
+
+Each cell is base.config without the options that only let the guests
+boot (BOOT_ONLY), plus a few lines (CELLS). For a cell the script
+configures build/check-configs/obj-CELL, checks that Kconfig kept the
+cell's own settings, builds vmlinux, then rebuilds kernel/sched/ with W=1
+and runs sparse (C=2) on it. A warning counts when it points into a file
+the series adds or at a line its patches add (git diff against the
+prepared tree's "pristine" tag); upstream's own warnings are not ours.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from . import build, command, paths, tree
+
+# The folder that holds every C file the series adds or changes.
+OUR_DIR = "kernel/sched/"
+
+
+@dataclass
+class Cell:
+    name: str
+    what: str
+    lines: list
+    # Settings Kconfig must keep for the cell to test what it says;
+    # None: must be off.
+    must: dict = field(default_factory=dict)
+
+
+def _cell(name, what, lines):
+    must = {}
+    for line in lines:
+        off = re.match(r"^# (CONFIG_\w+) is not set$", line)
+        if off:
+            must[off.group(1)] = None
+        else:
+            key, value = line.split("=", 1)
+            must[key] = value
+    return Cell(name, what, lines, must)
+
+
+CELLS = {c.name: c for c in [
+    _cell("up", "uniprocessor (SMP=n)", ["# CONFIG_SMP is not set"]),
+    _cell("numa-off", "no NUMA", ["# CONFIG_NUMA is not set"]),
+    _cell("smt-off", "no SMT scheduling domain", ["# CONFIG_SCHED_SMT is not set"]),
+    _cell("preempt-none", "PREEMPT_NONE",
+          ["CONFIG_PREEMPT_NONE=y", "# CONFIG_PREEMPT_VOLUNTARY is not set"]),
+    _cell("nohz-full", "NO_HZ_FULL (adaptive ticks)",
+          ["CONFIG_NO_HZ_FULL=y", "# CONFIG_NO_HZ_IDLE is not set"]),
+    _cell("cgroup-sched-off", "no CGROUP_SCHED (no task groups)",
+          ["# CONFIG_CGROUP_SCHED is not set"]),
+    # Kconfig.sched keeps ULE and BMQ out of a core-scheduling kernel.
+    _cell("sched-core", "SCHED_CORE=y (ULE and BMQ then off, as Kconfig says)",
+          ["CONFIG_SCHED_CORE=y", "# CONFIG_SCHED_ULE is not set",
+           "# CONFIG_SCHED_BMQ is not set"]),
+    _cell("ule-only", "ULE without BMQ", ["CONFIG_SCHED_ULE=y", "# CONFIG_SCHED_BMQ is not set"]),
+    _cell("bmq-only", "BMQ without ULE", ["# CONFIG_SCHED_ULE is not set", "CONFIG_SCHED_BMQ=y"]),
+    _cell("neither", "CFS only, the observability tools still in",
+          ["# CONFIG_SCHED_ULE is not set", "# CONFIG_SCHED_BMQ is not set",
+           "CONFIG_SCHED_EVENTS=y", "CONFIG_SCHED_SANITY=y"]),
+]}
+# The one CI builds: the most #ifdefs differ from what the tests boot.
+CI_CELL = "up"
+# base.config's options that only let the guests boot (firmware tables,
+# PCI, virtio, the network 9p rides on, the serial console): a cell drops
+# them, which halves its build, and keeps NUMA with NUMA_EMU instead of
+# ACPI's tables. No file of the series depends on them.
+BOOT_ONLY = re.compile(r"^(?:# )?CONFIG_(?:ACPI|X86_64_ACPI_NUMA|PCI|VIRTIO\w*|NET|NET_9P\w*|"
+                       r"UNIX|INET|9P_FS\w*|SERIAL_8250\w*)[= ]")
+CELL_BASE_EXTRA = ["CONFIG_NUMA_EMU=y"]
+
+
+def cell_base():
+    """base.config without BOOT_ONLY, plus CELL_BASE_EXTRA: each cell's start."""
+    lines = (paths.REPO / "configs" / "base.config").read_text().splitlines()
+    return [line for line in lines if not BOOT_ONLY.match(line)] + CELL_BASE_EXTRA
+
+WARNING_RE = re.compile(r"^(?P<file>[^\s:]+\.[ch]):(?P<line>\d+)(?::\d+)?: "
+                        r"(?P<kind>warning|error): (?P<text>.*)$")
+
+
+def cell_dir(name):
+    return paths.BUILD / "check-configs" / f"obj-{name}"
+
+
+def results_path():
+    return paths.BUILD / "check-configs" / "results.json"
+
+
+def our_lines(tree_dir=None):
+    """{path: set of line numbers or None (whole file)}: what the series
+    owns in the prepared tree."""
+    tree_dir = tree_dir or paths.TREE
+    owned = {f: None for f in tree.overlay_files(paths.REPO) if f.endswith((".c", ".h"))}
+    diff = tree.git(tree_dir, "diff", "-U0", "pristine", "--", "*.c", "*.h").stdout
+    current = None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            current = line[6:] if line.startswith("+++ b/") else None
+            if current and current not in owned:
+                owned[current] = set()
+        m = re.match(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)
+        if m and current and owned.get(current) is not None:
+            start, count = int(m.group(1)), int(m.group(2) or 1)
+            owned[current].update(range(start, start + count))
+    return owned
+
+
+def relative(path, tree_dir=None):
+    """A compiler's file name, relative to the tree."""
+    tree_dir = str(tree_dir or paths.TREE)
+    path = os.path.normpath(path)
+    if path.startswith(tree_dir + "/"):
+        return path[len(tree_dir) + 1:]
+    return re.sub(r"^(?:\.\./)+(?:linux/)?", "", path)
+
+
+def ours(log_text, owned, tree_dir=None):
+    """The warnings and errors of a make log that point at our code, once
+    each, in order."""
+    found = []
+    for line in log_text.splitlines():
+        m = WARNING_RE.match(line.strip())
+        if not m:
+            continue
+        path = relative(m.group("file"), tree_dir)
+        if path not in owned:
+            continue
+        lines = owned[path]
+        if lines is None or int(m.group("line")) in lines:
+            entry = f"{path}:{m.group('line')}: {m.group('kind')}: {m.group('text')}"
+            if entry not in found:
+                found.append(entry)
+    return found
+
+
+def make_logged(name, log_file, *args, jobs=None, verbose=False, log=build.say):
+    """make in the cell's folder with stderr appended to log_file; the
+    exit status."""
+    make = ["make", "-C", str(paths.TREE), f"O={cell_dir(name)}", f"-j{jobs or os.cpu_count()}"]
+    if shutil.which("ccache"):
+        make.append("CC=ccache gcc")
+    wrapped = ["sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", str(log_file),
+               *make, *args]
+    return build.run_make(wrapped, f"check-configs {name} {' '.join(args)}", verbose, log)[0]
+
+
+def configure(cell, jobs=None, verbose=False, log=build.say):
+    """allnoconfig + cell_base() + the cell's lines; None or the problem."""
+    obj = cell_dir(cell.name)
+    obj.mkdir(parents=True, exist_ok=True)
+    base = obj / "cell-base.config"
+    base.write_text("\n".join(cell_base()) + "\n")
+    frag = obj / "cell.config"
+    frag.write_text("\n".join(cell.lines) + "\n")
+    log_file = obj / "configure.log"
+    log_file.write_text("")
+    if make_logged(cell.name, log_file, "allnoconfig", jobs=jobs, verbose=verbose, log=log):
+        return "make allnoconfig failed"
+    merge = paths.TREE / "scripts/kconfig/merge_config.sh"
+    proc = subprocess.run(["sh", str(merge), "-m", "-O", str(obj), str(obj / ".config"),
+                           str(base), str(frag)],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        return "merge_config.sh failed: " + (proc.stdout + proc.stderr).strip()[-300:]
+    if make_logged(cell.name, log_file, "olddefconfig", jobs=jobs, verbose=verbose, log=log):
+        return "make olddefconfig failed"
+    have = build.read_config(obj / ".config")
+    lost = [f"{k}={v or 'n'} (got {have.get(k) or 'n'})" for k, v in cell.must.items()
+            if have.get(k) != v]
+    return f"Kconfig did not keep {', '.join(lost)}" if lost else None
+
+
+def check_cell(cell, jobs=None, sparse=True, w1=True, verbose=False, log=build.say):
+    """Configure, build vmlinux, then W=1 and sparse on kernel/sched/; a
+    result dict."""
+    start = time.time()
+    obj = cell_dir(cell.name)
+    result = {"cell": cell.name, "what": cell.what, "lines": cell.lines, "build": None,
+              "w1": None, "sparse": None, "ours": {}, "seconds": None}
+    problem = configure(cell, jobs, verbose, log)
+    if problem:
+        result["build"] = f"not configured: {problem}"
+        return result
+    have = build.read_config(obj / ".config")
+    result["classes"] = [c for c in ("SCHED_ULE", "SCHED_BMQ", "SCHED_EVENTS", "SCHED_SANITY")
+                         if have.get(f"CONFIG_{c}") == "y"]
+    owned = our_lines()
+    steps = [("build", ["vmlinux"])]
+    if w1:
+        steps.append(("w1", ["W=1", OUR_DIR]))
+    if sparse:
+        steps.append(("sparse", ["C=2", "CHECK=sparse", OUR_DIR]))
+    for step, args in steps:
+        log_file = obj / f"{step}.log"
+        log_file.write_text("")
+        log(f"check-configs: {cell.name}: make {' '.join(args)}")
+        status = make_logged(cell.name, log_file, *args, jobs=jobs, verbose=verbose, log=log)
+        found = ours(log_file.read_text(errors="replace"), owned)
+        result["ours"][step] = found
+        if status:
+            result[step] = f"failed (make exit {status})"
+            tail = list(dict.fromkeys(line for line in log_file.read_text(
+                errors="replace").splitlines() if "error" in line))[:5]
+            result.setdefault("errors", {})[step] = tail
+            break
+        result[step] = "clean" if not found else f"{len(found)} in our code"
+    result["seconds"] = round(time.time() - start)
+    return result
+
+
+def clean(result):
+    return all(result.get(k) in ("clean", "skipped") for k in ("build", "w1", "sparse"))
+
+
+def table(results):
+    """The README's table: a row per cell."""
+    rows = ["| cell | what | classes built | vmlinux | W=1 | sparse | minutes |",
+            "|---|---|---|---|---|---|---|"]
+    for name in CELLS:
+        r = results.get(name)
+        if not r:
+            rows.append(f"| `{name}` | {CELLS[name].what} | | not run | not run | not run | |")
+            continue
+        classes = ", ".join(c.replace("SCHED_", "").lower() for c in r.get("classes", [])) or "-"
+        mins = f"{r['seconds'] / 60:.1f}" if r.get("seconds") else ""
+        rows.append(f"| `{name}` | {r['what']} | {classes} | {r['build'] or 'not run'} | "
+                    f"{r['w1'] or 'not run'} | {r['sparse'] or 'not run'} | {mins} |")
+    return "\n".join(rows)
+
+
+def load_results():
+    try:
+        return json.loads(results_path().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def cell_list(text):
+    """argparse type: comma-separated cell names."""
+    names = [n for n in text.split(",") if n]
+    bad = [n for n in names if n not in CELLS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown cell {', '.join(bad) or text!r}: "
+                                         f"one of {', '.join(CELLS)}")
+    return names
+
+
+def parser():
+    ap = command.Parser(
+        prog="check-configs", description=__doc__,
+        epilog=command.epilog(command.OK, command.FAILED, command.USAGE))
+    ap.add_argument("cells", nargs="*", type=cell_list, metavar="CELL",
+                    help=f"cells to build, also comma-separated (default: all): "
+                         f"{', '.join(CELLS)}")
+    ap.add_argument("--ci", action="store_true",
+                    help=f"only the cell CI builds ({CI_CELL}), without sparse")
+    ap.add_argument("--no-sparse", action="store_true", help="skip sparse (C=2)")
+    ap.add_argument("--no-w1", action="store_true", help="skip the W=1 rebuild")
+    ap.add_argument("--table", action="store_true",
+                    help="print the table of the last results and build nothing")
+    ap.add_argument("--list", action="store_true", help="list the cells and exit")
+    ap.add_argument("-j", "--jobs", type=command.positive_int, default=os.cpu_count(),
+                    help="parallel make jobs")
+    ap.add_argument("-v", "--verbose", action="store_true", help="show make's output")
+    return ap
+
+
+def main(argv=None):
+    a = parser().parse_args(argv)
+    if a.list:
+        for c in CELLS.values():
+            print(f"{c.name:17} {c.what}: {'; '.join(c.lines)}")
+        return command.OK
+    if a.table:
+        print(table(load_results()))
+        return command.OK
+    names = [n for group in a.cells for n in group] or ([CI_CELL] if a.ci else list(CELLS))
+    sparse = not (a.no_sparse or a.ci)
+    if sparse and not shutil.which("sparse"):
+        print("check-configs: sparse is missing: run scripts/setup (or --no-sparse)",
+              file=sys.stderr)
+        return command.USAGE
+    try:
+        tree.Tree().prepare(log=build.say)
+    except tree.TreeError as e:
+        print(f"check-configs: {e}", file=sys.stderr)
+        return command.FAILED
+    results = load_results()
+    failed = []
+    for name in dict.fromkeys(names):
+        r = check_cell(CELLS[name], a.jobs, sparse=sparse, w1=not a.no_w1, verbose=a.verbose)
+        if not sparse:
+            r["sparse"] = "skipped"
+        if a.no_w1:
+            r["w1"] = "skipped"
+        results[name] = r
+        results_path().write_text(json.dumps(results, indent=1) + "\n")
+        for step, found in r["ours"].items():
+            for entry in found:
+                print(f"check-configs: {name}: {step}: {entry}")
+        for step, lines in r.get("errors", {}).items():
+            for line in lines:
+                print(f"check-configs: {name}: {step}: {line}")
+        verdict = "clean" if clean(r) else "NOT clean"
+        print(f"check-configs: {name}: {verdict} (vmlinux {r['build']}, W=1 {r['w1']}, "
+              f"sparse {r['sparse']}) in {build.minutes(r['seconds'] or 0)}", flush=True)
+        if not clean(r):
+            failed.append(name)
+    print(table({n: results[n] for n in results if n in CELLS}))
+    print(f"check-configs: {len(names) - len(failed)} clean, {len(failed)} not clean"
+          + (f": {', '.join(failed)}" if failed else ""))
+    return command.FAILED if failed else command.OK
