@@ -202,7 +202,7 @@ static inline void bmq_tick_seen(struct rq *rq) { }
 /* Charge the running task's time to it and to its slice. */
 static void update_curr_bmq(struct rq *rq)
 {
-	struct task_struct *curr = rq->curr;
+	struct task_struct *curr = rq_curr_locked(rq);
 	u64 now, delta;
 
 	if (!bmq_task(curr))
@@ -272,7 +272,7 @@ static void dequeue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 
 static void yield_task_bmq(struct rq *rq)
 {
-	struct task_struct *curr = rq->curr;
+	struct task_struct *curr = rq_curr_locked(rq);
 
 	switch (READ_ONCE(sysctl_sched_bmq_yield_type)) {
 	case 1:
@@ -311,10 +311,12 @@ static void bmq_preempt_after_gran(struct rq *rq, struct task_struct *curr)
 
 static void check_preempt_curr_bmq(struct rq *rq, struct task_struct *p, int flags)
 {
-	if (!bmq_task(rq->curr) || p->bmq.level >= rq->curr->bmq.level)
+	struct task_struct *curr = rq_curr_locked(rq);
+
+	if (!bmq_task(curr) || p->bmq.level >= curr->bmq.level)
 		return;
 	update_curr_bmq(rq);
-	bmq_preempt_after_gran(rq, rq->curr);
+	bmq_preempt_after_gran(rq, curr);
 }
 
 static void set_next_task_bmq(struct rq *rq, struct task_struct *p, bool first)
@@ -322,7 +324,7 @@ static void set_next_task_bmq(struct rq *rq, struct task_struct *p, bool first)
 	p->se.exec_start = rq_clock_task(rq);
 	/* A hog that sleeps just after a re-pick has not run briefly. */
 	if (first) {
-		bool repick = p == rq->curr;
+		bool repick = task_current(rq, p);
 
 		if (!repick)
 			p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
@@ -331,7 +333,7 @@ static void set_next_task_bmq(struct rq *rq, struct task_struct *p, bool first)
 	bmq_mark_idle(rq, false);
 	bmq_set_pending(rq);	/* a higher class may have left */
 	bmq_hrtick_start(rq, p);
-	if (rq->curr->sched_class != &bmq_sched_class)
+	if (rq_curr_locked(rq)->sched_class != &bmq_sched_class)
 		bmq_update_util(rq, 0);
 }
 
@@ -457,7 +459,7 @@ static void switched_to_bmq(struct rq *rq, struct task_struct *p)
 		p->bmq.slice = bmq_slice_ns;
 	if (!task_on_rq_queued(p) || task_current(rq, p))
 		return;
-	if (!bmq_task(rq->curr))
+	if (!bmq_task(rq_curr_locked(rq)))
 		resched_curr(rq);
 	else
 		check_preempt_curr_bmq(rq, p, 0);
@@ -552,7 +554,8 @@ static int bmq_closest(int prev, const struct cpumask *mask)
 static bool bmq_preemptible(int cpu, unsigned int level)
 {
 	struct rq *rq = cpu_rq(cpu);
-	struct task_struct *curr = READ_ONCE(rq->curr);
+	/* Lockless: callers run with preemption off, an RCU-sched reader. */
+	struct task_struct *curr = rcu_dereference_sched(rq->curr);
 
 	sched_ev_seen_cpu(cpu);
 	if (READ_ONCE(rq->rt.rt_nr_running) || READ_ONCE(rq->dl.dl_nr_running))
@@ -765,7 +768,7 @@ static void bmq_smt_balance(struct rq *this_rq)
 			continue;
 		src = cpu_rq(cpu);
 		rq_lock_irqsave(src, &rf);
-		p = src->curr;
+		p = rq_curr_locked(src);
 		if (bmq_task(p) && src->bmq.nr == 1 && !src->bmq.active_balance &&
 		    !is_migration_disabled(p) && cpumask_test_cpu(this_cpu, p->cpus_ptr)) {
 			src->bmq.active_balance = 1;
@@ -844,7 +847,7 @@ static void bmq_pull_ipi(void *info)
 
 	atomic_set(&rq->bmq.pull_kicked, 0);
 	rq_lock(rq, &rf);
-	if (!rq->bmq.nr && rq->curr == rq->idle) {
+	if (!rq->bmq.nr && rq_curr_locked(rq) == rq->idle) {
 		update_rq_clock(rq);
 		rq_unpin_lock(rq, &rf);
 		pulled = bmq_pull(rq) > 0;
@@ -931,7 +934,7 @@ out:
 static void bmq_kick_smt(struct rq *rq)
 {
 	int this_cpu = cpu_of(rq), sibling, cpu;
-	struct task_struct *curr = rq->curr;
+	struct task_struct *curr = rq_curr_locked(rq);
 	struct sched_domain *sd;
 
 	if (!sched_smt_active() || rq->bmq.nr != 1 || cpumask_empty(&bmq_idle_hint) ||

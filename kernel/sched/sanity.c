@@ -160,7 +160,7 @@ static unsigned int sanity_nr_running(struct rq *rq)
 {
 	unsigned int nr = READ_ONCE(rq->nr_running);
 
-	return nr && sanity_is_checker(READ_ONCE(rq->curr)) ? nr - 1 : nr;
+	return nr && sanity_is_checker(rcu_access_pointer(rq->curr)) ? nr - 1 : nr;
 }
 
 static void sanity_note(struct sanity_waiter *sw, struct task_struct *p)
@@ -197,7 +197,7 @@ static bool sanity_movable(struct sanity_walk *w, struct task_struct *p)
 {
 	int cpu;
 
-	if (p == w->rq->curr || is_migration_disabled(p) || sanity_is_checker(p))
+	if (task_current(w->rq, p) || is_migration_disabled(p) || sanity_is_checker(p))
 		return false;
 
 	cpu = w->target >= 0 ? w->target : cpumask_first_and(p->cpus_ptr, w->idle);
@@ -307,7 +307,7 @@ static bool sanity_cpu_idle(int cpu)
 		return false;
 	if (idle_cpu(cpu))
 		return true;
-	return sanity_is_checker(READ_ONCE(rq->curr)) && READ_ONCE(rq->nr_running) == 1 &&
+	return sanity_is_checker(rcu_access_pointer(rq->curr)) && READ_ONCE(rq->nr_running) == 1 &&
 	       !READ_ONCE(rq->ttwu_pending);
 }
 
@@ -410,7 +410,7 @@ static unsigned int sanity_probe(int busy, const struct cpumask *idle, struct sa
 		wt->idle = sanity_reachable(rq, idle);
 		if (!cpumask_empty(wt->idle)) {
 			sanity_find_waiters(wt);
-			sanity_note(&wt->running, rq->curr);
+			sanity_note(&wt->running, rq_curr_locked(rq));
 		}
 	}
 	raw_spin_rq_unlock_irqrestore(rq, flags);

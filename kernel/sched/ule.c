@@ -309,13 +309,14 @@ static struct task_struct *ule_choose(struct ule_rq *ule)
 static void ule_set_lowpri(struct rq *rq)
 {
 	struct ule_rq *ule = ule_rq_of(rq);
-	struct task_struct *next;
+	struct task_struct *next, *curr;
 	unsigned int pri = ULE_PRI_MAX_IDLE;
 
 	lockdep_assert_rq_held(rq);
 	next = ule_choose(ule);
-	if (ule_task(rq->curr) && (rq->curr->ule.flags & ULE_F_QUEUED))
-		pri = rq->curr->ule.prio;
+	curr = rq_curr_locked(rq);
+	if (ule_task(curr) && (curr->ule.flags & ULE_F_QUEUED))
+		pri = curr->ule.prio;
 	if (next && next->ule.prio < pri)
 		pri = next->ule.prio;
 	WRITE_ONCE(ule->lowpri, pri);
@@ -388,7 +389,7 @@ static inline void ule_update_util(struct rq *rq, int running) { }
 /* Charge the running task: exact run time where FreeBSD samples ticks. */
 static void update_curr_ule(struct rq *rq)
 {
-	struct task_struct *curr = rq->curr;
+	struct task_struct *curr = rq_curr_locked(rq);
 	struct sched_ule_entity *ue = &curr->ule;
 	u64 now, delta;
 
@@ -488,7 +489,7 @@ static void dequeue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 /* sched_relinquish(): back in the queue behind its equals. */
 static void yield_task_ule(struct rq *rq)
 {
-	rq->curr->ule.flags |= ULE_F_YIELD;
+	rq_curr_locked(rq)->ule.flags |= ULE_F_YIELD;
 }
 
 /* Time @curr has run since it last got the CPU. */
@@ -613,7 +614,7 @@ static void ule_preempt_strict(struct rq *rq, struct task_struct *curr, int pri,
  */
 static void check_preempt_curr_ule(struct rq *rq, struct task_struct *p, int flags)
 {
-	struct task_struct *curr = rq->curr;
+	struct task_struct *curr = rq_curr_locked(rq);
 	int waker = p->ule.waker_cpu;
 	bool remote;
 
@@ -651,7 +652,7 @@ static void set_next_task_ule(struct rq *rq, struct task_struct *p, bool first)
 	ule_pct_update(ue, rq_clock(rq), false);
 	WRITE_ONCE(ule_rq_of(rq)->lowpri, min_t(unsigned int, ue->prio,
 						ule_rq_of(rq)->lowpri));
-	if (rq->curr->sched_class != &ule_sched_class)
+	if (rq_curr_locked(rq)->sched_class != &ule_sched_class)
 		ule_update_util(rq, 0);
 }
 
@@ -888,7 +889,7 @@ static void switched_to_ule(struct rq *rq, struct task_struct *p)
 {
 	if (!task_on_rq_queued(p) || task_current(rq, p))
 		return;
-	if (!ule_task(rq->curr))
+	if (!ule_task(rq_curr_locked(rq)))
 		resched_curr(rq);
 	else
 		check_preempt_curr_ule(rq, p, 0);
@@ -1379,7 +1380,7 @@ static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 /* tdq_notify(): the remote preemption rules for a task moved to @rq. */
 static void ule_notify(struct rq *rq, struct task_struct *p)
 {
-	struct task_struct *curr = rq->curr;
+	struct task_struct *curr = rq_curr_locked(rq);
 
 	if (!ule_task(curr)) {
 		if (sched_class_above(&ule_sched_class, curr->sched_class))
@@ -1651,14 +1652,16 @@ out:
 static void ule_repick_lone(int cpu)
 {
 	struct rq *rq = cpu_rq(cpu);
+	struct task_struct *curr;
 	unsigned long flags;
 	bool queue = false;
 
 	if (ule_repick_target(cpu_active_mask, cpu) < 0)
 		return;
 	raw_spin_rq_lock_irqsave(rq, flags);
-	if (!rq->ule.repick_pending && rq->ule.load == 1 && ule_task(rq->curr) &&
-	    ule_can_migrate(rq->curr)) {
+	curr = rq_curr_locked(rq);
+	if (!rq->ule.repick_pending && rq->ule.load == 1 && ule_task(curr) &&
+	    ule_can_migrate(curr)) {
 		rq->ule.repick_pending = true;
 		queue = true;
 	}
