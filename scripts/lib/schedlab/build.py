@@ -2,8 +2,11 @@
 
 Configurations: "base" (allnoconfig + configs/base.config: boots under QEMU,
 used for benchmarks), "debug" (base + configs/debug.config: lockdep and
-friends, used by the test suite) and "distro" (Debian's 6.1 config +
-configs/distro.config: for Debian packages on real hardware).
+friends, used by the test suite), "distro" (Debian's 6.1 config +
+configs/distro.config: for Debian packages on real hardware) and
+"distro-small" (distro with every module and the debug information off
+and the guests' drivers built in: builds in reasonable time on a small
+machine and boots under QEMU).
 """
 
 import argparse
@@ -26,11 +29,17 @@ CONFIGS = {
     "base": ["base.config"],
     "debug": ["base.config", "debug.config"],
     "distro": ["distro.config"],
+    "distro-small": ["distro.config", "distro-small.config"],
 }
+# Configurations built from Debian's, and those whose modules are turned
+# off first (make mod2noconfig).
+DEBIAN_BASED = ("distro", "distro-small")
+NO_MODULES = ("distro-small",)
 DEBIAN_CONFIG = "/usr/src/linux-config-6.1/config.amd64_none_amd64.xz"
 # Configurations whose bzImage boots the guests: distro's needs its modules
-# (9p among them) installed, so it is for real hardware only.
-BOOTABLE = ("base", "debug")
+# (9p among them) installed, so it is for real hardware only; distro-small
+# has what the guests need built in.
+BOOTABLE = ("base", "debug", "distro-small")
 
 # The kernel selftests the guests run: tools/testing/sched/selftests.list.
 SELFTEST_LIST = paths.REPO / "tools" / "testing" / "sched" / "selftests.list"
@@ -70,8 +79,9 @@ def add_args(p):
                      f"every {PROGRESS_SECONDS} s; -v shows make's own output.")
     p.epilog = command.epilog(command.OK, command.FAILED, command.USAGE)
     p.add_argument("--config", choices=sorted(CONFIGS), default="base",
-                   help="base (boots under QEMU), debug (base + lockdep and friends) or "
-                        "distro (Debian's config, for real hardware)")
+                   help="base (boots under QEMU), debug (base + lockdep and friends), "
+                        "distro (Debian's config, for real hardware) or distro-small "
+                        "(distro without modules or debug information; boots under QEMU)")
     p.add_argument("--target", default="bzImage", type=target_arg,
                    help=f"make target: {', '.join(TARGETS)}, a folder or an object")
     p.add_argument("-j", "--jobs", type=command.positive_int, default=os.cpu_count(),
@@ -195,8 +205,10 @@ def configure(config, log=say, verbose=False):
     if (obj / ".config").exists() and stamp.exists() and stamp.read_text() == digest.hexdigest():
         return
     log(f"build: configuring {config} from {', '.join(f.name for f in frags)}")
-    if config == "distro":
+    if config in DEBIAN_BASED:
         (obj / ".config").write_bytes(lzma.open(DEBIAN_CONFIG).read())
+        if config in NO_MODULES:
+            make(config, "mod2noconfig", verbose=verbose, log=log)
     else:
         make(config, "allnoconfig", verbose=verbose, log=log)
     merge = paths.TREE / "scripts/kconfig/merge_config.sh"
