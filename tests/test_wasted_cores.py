@@ -129,3 +129,18 @@ def test_repeated_runs_are_summarised_by_their_medians():
     assert wasted.median(r["elapsed_ms"] for r in off["runs"]) == 11
     assert wasted.median([4, 1, 3, 2]) == 2.5 and wasted.median([]) is None
     assert regression["missing-domains"]["verdict"] == "pass"
+
+
+def test_group_imbalance_pair_is_one_compare_figure(tmp_path):
+    """The fix off and on drawn by sched-vis compare into one picture (one
+    time axis, one colour scale), from each side's first recording; a
+    scenario with one side only draws nothing."""
+    recording = paths.REPO / "tools/sched-vis/tests/data/flight-frozen.bin"
+    for name in ("gi-off-1", "gi-on-1"):
+        (tmp_path / f"{name}.bin").write_bytes(recording.read_bytes())
+    measured = {"group-imbalance": {"off": {"runs": [{"name": "gi-off-1"}]},
+                                    "on": {"runs": [{"name": "gi-on-1"}]}},
+                "overload-on-wakeup": {"off": {"runs": [{"name": "gi-off-1"}]}}}
+    pictures = wasted.heatmaps(tmp_path, measured, ("group-imbalance", "overload-on-wakeup"))
+    assert pictures == [tmp_path / "group-imbalance-compare.png"]
+    assert pictures[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -80,14 +80,23 @@ def analyse(outdir, measured):
 
 
 def heatmaps(outdir, measured, names=("group-imbalance",)):
+    """Per scenario, its first run with the fix off and on drawn by
+    sched-vis compare: one time axis, one colour scale, so the two halves
+    compare at a glance. The pictures' paths."""
     pictures = []
     for name in names:
-        for fix, side in measured.get(name, {}).items():
-            png = outdir / f"{name}-{fix}.png"
-            subprocess.run([sys.executable, str(SCHED_VIS / "sched-vis"), "heatmap",
-                            str(outdir / f"{side['runs'][0]['name']}.bin"), "-o", str(png)],
-                           check=True, capture_output=True, timeout=600)
-            pictures.append(png)
+        sides = measured.get(name, {})
+        if set(sides) != {"off", "on"}:
+            continue
+        png = outdir / f"{name}-compare.png"
+        subprocess.run([sys.executable, str(SCHED_VIS / "sched-vis"), "compare",
+                        *(str(outdir / f"{sides[fix]['runs'][0]['name']}.bin")
+                          for fix in ("off", "on")),
+                        "--labels", "fix off,fix on", "--migrations",
+                        "--title", f"{name}: runqueue length per CPU, fix off and on",
+                        "-o", str(png)],
+                       check=True, capture_output=True, timeout=600)
+        pictures.append(png)
     return pictures
 
 
