@@ -43,7 +43,7 @@ def test_our_lines_are_the_new_files_and_the_patched_lines():
 
 def test_cells_ask_for_what_they_test():
     cells = check_configs.CELLS
-    assert set(cells) == {"up", "numa-off", "smt-off", "preempt-none", "nohz-full",
+    assert set(cells) == {"up", "numa-off", "preempt-none", "nohz-full",
                           "cgroup-sched-off", "sched-core", "ule-only", "bmq-only", "neither"}
     assert cells["up"].must == {"CONFIG_SMP": None}
     assert cells["sched-core"].must["CONFIG_SCHED_CORE"] == "y"

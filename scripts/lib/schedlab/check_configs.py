@@ -54,7 +54,8 @@ CELLS = {c.name: c for c in [
     _cell("up", "uniprocessor (SMP=n; the recorder and checker need SMP)",
           ["# CONFIG_SMP is not set"]),
     _cell("numa-off", "no NUMA", ["# CONFIG_NUMA is not set"]),
-    _cell("smt-off", "no SMT scheduling domain", ["# CONFIG_SCHED_SMT is not set"]),
+    # No smt-off cell: x86 has SCHED_SMT as "def_bool y if SMP", so the
+    # only kernel without it is the uniprocessor one, which up builds.
     _cell("preempt-none", "PREEMPT_NONE",
           ["CONFIG_PREEMPT_NONE=y", "# CONFIG_PREEMPT_VOLUNTARY is not set"]),
     _cell("nohz-full", "NO_HZ_FULL (adaptive ticks)",
