@@ -328,6 +328,7 @@ class FakeRunner:
     and feeds its lines to the progress callback."""
     mode = "mttcg"
     config = "base"
+    accel = None
 
     def __init__(self, tmp_path, output):
         self.tmp_path, self.output, self.commands = tmp_path, output, []

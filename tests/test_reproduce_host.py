@@ -36,6 +36,7 @@ class FakeHostRunner:
     would print (and may write files, as the tools do)."""
     mode = "host"
     config = "host"
+    accel = None
 
     def __init__(self, tmp_path, output):
         self.tmp_path, self.output, self.commands = tmp_path, output, []

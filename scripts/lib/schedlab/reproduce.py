@@ -873,6 +873,7 @@ class HostRunner:
 
     mode = "host"
     config = "host"
+    accel = None
 
     def __init__(self, workdir):
         self.workdir = Path(workdir)
@@ -2069,8 +2070,8 @@ def run_and_save(exp, index, ctx, a, folder, argv):
         return False
     meta = metadata(exp, release=outcome.release, config=ctx.runner.config,
                     config_sha256=ctx.runner.config_sha256(), topologies=topologies,
-                    qemu_mode="kvm" if getattr(ctx.runner, "accel", None) == "kvm"
-                    else ctx.runner.mode, rounds=ctx.rounds, quick=ctx.quick,
+                    qemu_mode="kvm" if ctx.runner.accel == "kvm" else ctx.runner.mode,
+                    rounds=ctx.rounds, quick=ctx.quick,
                     argv=["scripts/reproduce", *argv])
     meta["seconds"] = round(time.monotonic() - start)
     doc = document(exp, outcome.runs, outcome.benches, outcome.commands,

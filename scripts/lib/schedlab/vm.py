@@ -14,6 +14,7 @@ console raises KernelSplat, even when the command itself succeeded.
 """
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -316,7 +317,6 @@ def kvm_usable(kernel, log=None):
     """(True or False, reason): whether a 1x2 guest of `kernel` boots and
     runs a command on /dev/kvm within KVM_PROBE_SECONDS. The answer is kept
     in build/accel-probe.json for this host kernel and QEMU binary."""
-    import json
     if not os.access(KVM_DEVICE, os.R_OK | os.W_OK):
         return False, f"no usable {KVM_DEVICE}"
     cache, key = _probe_cache(), _probe_key()
@@ -324,7 +324,7 @@ def kvm_usable(kernel, log=None):
         known = json.loads(cache.read_text())
     except (OSError, ValueError):
         known = {}
-    if key in known and os.environ.get("SCHEDLAB_ACCEL_REPROBE") != "1":
+    if key in known:
         ok, why = known[key]
         return ok, f"{why} (probed before; delete {_shown(cache)} to probe again)"
     if log:
