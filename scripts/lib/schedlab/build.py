@@ -157,14 +157,19 @@ def run_make(args, what, verbose=False, log=say):
     return proc.returncode, compiled[0]
 
 
+def make_command(obj, jobs=None):
+    """make on the prepared tree with objects in `obj`, through ccache
+    when it is installed."""
+    args = ["make", "-C", str(paths.TREE), f"O={obj}", f"-j{jobs or os.cpu_count()}"]
+    if shutil.which("ccache"):
+        args.append("CC=ccache gcc")
+    return args
+
+
 def make(config, *targets, jobs=None, verbose=False, log=say):
     """Run make on the prepared tree for one configuration; returns the
     number of objects compiled."""
-    args = ["make", "-C", str(paths.TREE), f"O={paths.obj_dir(config)}",
-            f"-j{jobs or os.cpu_count()}"]
-    if shutil.which("ccache"):
-        args.append("CC=ccache gcc")
-    args += list(targets)
+    args = make_command(paths.obj_dir(config), jobs) + list(targets)
     rc, compiled = run_make(args, f"{config} {' '.join(targets)}", verbose, log)
     if rc:
         raise BuildError(f"make {' '.join(targets)} failed for the {config} config")

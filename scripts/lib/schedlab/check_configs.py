@@ -185,11 +185,8 @@ def ours(log_text, owned, tree_dir=None, accepted=None):
 def make_logged(name, log_file, *args, jobs=None, verbose=False, log=build.say):
     """make in the cell's folder with stderr appended to log_file; the
     exit status."""
-    make = ["make", "-C", str(paths.TREE), f"O={cell_dir(name)}", f"-j{jobs or os.cpu_count()}"]
-    if shutil.which("ccache"):
-        make.append("CC=ccache gcc")
     wrapped = ["sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", str(log_file),
-               *make, *args]
+               *build.make_command(cell_dir(name), jobs), *args]
     return build.run_make(wrapped, f"check-configs {name} {' '.join(args)}", verbose, log)[0]
 
 
