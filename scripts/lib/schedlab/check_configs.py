@@ -60,8 +60,9 @@ CELLS = {c.name: c for c in [
           ["CONFIG_PREEMPT_NONE=y", "# CONFIG_PREEMPT_VOLUNTARY is not set"]),
     _cell("nohz-full", "NO_HZ_FULL (adaptive ticks)",
           ["CONFIG_NO_HZ_FULL=y", "# CONFIG_NO_HZ_IDLE is not set"]),
-    _cell("cgroup-sched-off", "no CGROUP_SCHED (no task groups)",
-          ["# CONFIG_CGROUP_SCHED is not set"]),
+    # SCHED_AUTOGROUP selects CGROUP_SCHED.
+    _cell("cgroup-sched-off", "no CGROUP_SCHED (no task groups, no autogroup)",
+          ["# CONFIG_CGROUP_SCHED is not set", "# CONFIG_SCHED_AUTOGROUP is not set"]),
     # Kconfig.sched keeps ULE and BMQ out of a core-scheduling kernel.
     _cell("sched-core", "SCHED_CORE=y (ULE and BMQ then off, as Kconfig says)",
           ["CONFIG_SCHED_CORE=y", "# CONFIG_SCHED_ULE is not set",
