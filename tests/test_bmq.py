@@ -52,12 +52,11 @@ def test_boot_messages(checks_run):
 
 
 @bmq
-def test_smt_placement_and_active_balance(guest, uleload, tmp_path_factory):
-    out = tmp_path_factory.mktemp("bmq-smt")
-    res = guest(f"sh {GUEST_TESTS}/bmq_smt.sh /tmp/out {uleload} 2", topology="smt",
-                cmdline="sched=bmq sched_timeslice=2", outdir=out, timeout=TIMEOUT)
-    assert_tap(res.output, "bmq_smt.sh")
-    assert not [l for l in res.kernel_log() if "want 2 or 4" in l]
+def test_smt_placement_and_active_balance(smt_boot, smt_part):
+    """bmq_smt.sh in the shared smt boot (conftest.smt_boot), switched to
+    bmq at run time, sched_timeslice=2 on the command line."""
+    assert_tap(smt_part("bmq_smt"), "bmq_smt.sh")
+    assert not [l for l in smt_boot[0].kernel_log() if "want 2 or 4" in l]
 
 
 @bmq

@@ -16,8 +16,10 @@ the balance test, which keeps every vCPU busy):
   with a pinned spinner, and a SCHED_IDLE task preempted in the kernel
   holding its mmap_lock lets a reader of its /proc/PID/maps through while
   the threads keep its CPU busy;
-- smt_spread.sh on the smt preset under sched=ule and sched=cfs: 2, 3
-  and 4 spinners run one per core, misplacements repaired by the balancer;
+- smt_spread.sh on the smt preset under ule (booted with sched=ule), then
+  cfs switched at run time (one boot shared with test_bmq.py's bmq_smt.sh,
+  conftest.smt_boot): 2, 3 and 4 spinners run one per core,
+  misplacements repaired by the balancer;
 - ule_balance.sh: spinners spread one per CPU and stay; unpinned from CPU 0
   they are stolen by the idle CPUs at once, and each run of the periodic
   balancer moves at most one thread into and out of each CPU (decoded here
@@ -262,17 +264,15 @@ def test_ule_starves_the_spinner_where_cfs_shares(starvation_ule, starvation_cfs
 
 @ule
 @pytest.mark.parametrize("sched", ["ule", "cfs"])
-def test_smt_spread_one_spinner_per_core(guest, uleload, sched):
+def test_smt_spread_one_spinner_per_core(smt_part, sched):
     """On 4 cores x 2 threads, 2, 3 and 4 spinners started back to back
     run one per core, any misplacement repaired within a few balancer passes
     (FreeBSD's cpu_search compares SMT groups by load, and its balancer
     has a lone running thread on a shared core pick again). ULE used to
     count a CPU that had just been given a task as idle until it switched
     to it, and had no re-pick, so 4 spinners kept two on one core in every
-    run; CFS is the control."""
-    res = guest(f"sh {GUEST_TESTS}/smt_spread.sh {uleload}", topology="smt",
-                cmdline=f"sched={sched}", timeout=300)
-    assert_tap(res.output, f"smt_spread.sh under sched={sched}")
+    run; CFS is the control (one boot, conftest.smt_boot)."""
+    assert_tap(smt_part(f"smt_spread {sched}"), f"smt_spread.sh under {sched}")
 
 
 @ule
