@@ -174,13 +174,31 @@ share() {
 	ms_a=$(((a1 - a0) / 1000000))
 	ms_b=$(((b1 - b0) / 1000000))
 }
-# pair CMD...: a nice 0 spinner and CMD on CPU 1; ms_a, ms_b as share.
+# at_7 PID...: wait up to 10 s until each PID's boost is +7.
+at_7() {
+	for _i in $(seq 100); do
+		_all=1
+		for _p in "$@"; do
+			bmq_read /proc/$_p/sched
+			[ "$b_boost" = 7 ] || _all=0
+		done
+		[ $_all = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# pair CMD...: a nice 0 spinner and CMD on CPU 1; ms_a, ms_b as share,
+# once both spinners are at +7. Sleeps while exec'ing over 9p earn the
+# second one boosts it spends first, which under host load can outlast
+# any fixed wait.
 pair() {
 	taskset -c 1 "$uleload" spinner 30 >/dev/null &
 	_p0=$!
 	taskset -c 1 "$@" >/dev/null &
 	_p1=$!
 	sleep 0.5
+	at_7 $_p0 $_p1 || echo "# boosts still $(bmq_read /proc/$_p0/sched; echo $b_boost) and" \
+		"$(bmq_read /proc/$_p1/sched; echo $b_boost) after 10 s"
 	share $_p0 $_p1
 	kill $_p0 $_p1
 	wait $_p0 $_p1 2>/dev/null
