@@ -384,6 +384,7 @@ def stap_modules(config="debug", log=say):
                      (runtime / ".schedlab-fixes").stat().st_mtime)
         if not ko.exists() or ko.stat().st_mtime < newest:
             log(f"build: stap -r {obj.name} -p4 {script.name}")
+            ko.unlink(missing_ok=True)     # a failed compile must not leave the old one
             proc = subprocess.run(["stap", "-r", str(obj), "-p4", "-m", name,
                                    "-R", str(runtime), str(script)],
                                   cwd=out, capture_output=True, text=True)
