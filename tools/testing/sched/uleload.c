@@ -72,6 +72,17 @@
  *                                            sender's way back to user space,
  *                                            or after it
  *
+ *   uleload cpuwatch PID STEP_MS WINDOW_MS TID...
+ *                                            sends PID SIGUSR1, then every
+ *                                            STEP_MS for WINDOW_MS reads the
+ *                                            CPU of each TID (field 39 of
+ *                                            /proc/PID/task/TID/stat) and at
+ *                                            the end prints "# spread T C1
+ *                                            ... CN" per sample (T in cs
+ *                                            since the signal, "-" for a
+ *                                            thread gone): no fork, exec or
+ *                                            output while it samples
+ *
  * sleeper, spinner and pool end with "loops L cpu_ms C" (sleep cycles, CPU
  * time of the process). Bursts are timed by the monotonic clock, not by
  * thread CPU time: a class that updates CPU time only at ticks would
@@ -689,6 +700,80 @@ static long arg(char **argv, int i, long min)
 	return v;
 }
 
+/* The CPU field (39) of /proc/PID/task/TID/stat, or -1 if it is gone. */
+static int task_cpu_of(long pid, long tid)
+{
+	char path[64], buf[1024], *p;
+	int fd, field, cpu = -1;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/stat", pid, tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = 0;
+	/* The command may hold spaces and parentheses: fields follow the last ')'. */
+	p = strrchr(buf, ')');
+	for (field = 2; p && field < 39; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		cpu = atoi(p + 1);
+	return cpu;
+}
+
+/*
+ * The sampler of unpin_series.sh: the shell's loop forked a sleep and wrote
+ * a console line per sample, which with every vCPU spinning took seconds
+ * of guest time each. Samples stay in memory until the window ends.
+ */
+static int cpuwatch(long pid, long step_ms, long window_ms, char **tids, int n)
+{
+	long max = window_ms / step_ms + 2, done = 0, i, t0;
+	struct timespec next;
+	long *at = calloc(max, sizeof(*at));
+	int *cpus = calloc(max * n, sizeof(*cpus));
+
+	if (!at || !cpus)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	t0 = now_us();
+	if (kill(pid, SIGUSR1)) {
+		perror("uleload: kill");
+		return 1;
+	}
+	while (done < max) {
+		next.tv_nsec += step_ms % 1000 * 1000000;
+		next.tv_sec += step_ms / 1000 + next.tv_nsec / 1000000000;
+		next.tv_nsec %= 1000000000;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		at[done] = (now_us() - t0) / 10000;
+		for (i = 0; i < n; i++)
+			cpus[done * n + i] = task_cpu_of(pid, strtol(tids[i], NULL, 10));
+		if (at[done++] * 10 >= window_ms)
+			break;
+	}
+	for (i = 0; i < done; i++) {
+		int j;
+
+		printf("# spread %ld", at[i]);
+		for (j = 0; j < n; j++) {
+			if (cpus[i * n + j] < 0)
+				printf(" -");
+			else
+				printf(" %d", cpus[i * n + j]);
+		}
+		printf("\n");
+	}
+	free(at);
+	free(cpus);
+	return 0;
+}
+
 static int print_usage(void)
 {
 	fprintf(stderr, "usage: uleload sleeper RUN_US SLEEP_US SECONDS | spinner SECONDS |\n"
@@ -697,7 +782,8 @@ static int print_usage(void)
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
 			"       pi [WAITER_NICE] | write FILE VALUE | mapper SECONDS |\n"
 			"       mapsread PID SECONDS | merge MIB SECONDS |\n"
-			"       burst KIB SECONDS [batch]\n");
+			"       burst KIB SECONDS [batch] |\n"
+			"       cpuwatch PID STEP_MS WINDOW_MS TID...\n");
 	return 2;
 }
 
@@ -720,6 +806,14 @@ int main(int argc, char **argv)
 		return frame_task(arg(argv, 2, 1), arg(argv, 3, 1), arg(argv, 4, 1));
 	if (!strcmp(cmd, "spinners") && argc == 4)
 		return spinners(arg(argv, 2, 1), arg(argv, 3, 1));
+	if (!strcmp(cmd, "cpuwatch") && argc >= 6) {
+		int i;
+
+		for (i = 5; i < argc; i++)
+			arg(argv, i, 1);
+		return cpuwatch(arg(argv, 2, 1), arg(argv, 3, 1), arg(argv, 4, 1),
+				argv + 5, argc - 5);
+	}
 	if (!strcmp(cmd, "mapper") && argc == 3)
 		return mapper(arg(argv, 2, 1));
 	if (!strcmp(cmd, "mapsread") && argc == 4)

@@ -11,11 +11,12 @@
 # The scheduler's knobs stay as the class ships them
 # (kernel.sched_ule_always_steal is printed, not set).
 #
-# This shell stays on CPU 0 with the spinners, so the CPUs that should
-# take them are idle when they are unpinned, and it runs as a realtime
-# task, as in ule_balance.sh: a normal one waits behind the spinners at
-# each wakeup and samples far less often than asked; realtime, it runs
-# at once and adds nothing to the load the classes balance.
+# This shell and its sampler stay on CPU 0 with the spinners, so the CPUs
+# that should take them are idle when they are unpinned, and run as
+# realtime tasks, as in ule_balance.sh: a normal one waits behind the
+# spinners at each wakeup and samples far less often than asked;
+# realtime, it runs at once and adds nothing to the load the classes
+# balance.
 #
 # Usage: unpin_series.sh ULELOAD   (WINDOW_S and STEP from the
 # environment; scripts/reproduce sets them)
@@ -49,26 +50,15 @@ echo "# pinned $cpus"
 check "$(distinct "$cpus") $(echo $cpus | cut -d' ' -f1)" "1 0" \
 	"$N spinners on CPU 0 before the unpinning"
 
-# sample: sets cpus to each spinner's CPU; cpus_in, not cpus_of, whose
-# command substitution is one more fork per sample, and with every vCPU
-# busy a fork under TCG stretches the sampling.
-sample() {
-	cpus_in $pid "$tids"
-	cpus=$_cpus
-}
-
-now_cs
-t0=$now
-kill -USR1 $pid
-samples=0
-while :; do
-	sleep "$STEP"
-	sample
-	now_cs
-	echo "# spread $((now - t0)) $cpus"
-	samples=$((samples + 1))
-	[ $((now - t0)) -ge $((WINDOW_S * 100)) ] && break
-done
+# uleload cpuwatch signals the unpinning and samples from C: a sleep
+# forked from the 9p root and a console line per sample took seconds of
+# guest time each with every vCPU spinning, under every class (even with
+# icount), so the shell loop measured its own delays. It inherits this
+# shell's CPU 0 and SCHED_FIFO.
+step_ms=$(awk "BEGIN { print int($STEP * 1000) }")
+spread=$("$uleload" cpuwatch $pid $step_ms $((WINDOW_S * 1000)) $tids)
+printf '%s\n' "$spread"
+samples=$(printf '%s\n' "$spread" | grep -c '^# spread ')
 kill $pid
 wait $pid 2>/dev/null
 check "$(grep -c '^unpinned' $OUT)" 1 "the spinners were unpinned ($samples samples)"
