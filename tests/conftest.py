@@ -2,7 +2,6 @@
 boots it under QEMU for the guest tests (see README.md, "Tests")."""
 
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "lib"))
 
-from schedlab import build, paths, tap, vm  # noqa: E402
+from schedlab import build, paths, reproduce, tap, vm  # noqa: E402
 
 GUEST_TESTS = paths.GUEST_TESTS
 
@@ -54,56 +53,37 @@ def default_boot(guest):
     return guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs")
 
 
-# Parts of the shared smt boot, in the order they run.
-SMT_PARTS = (("smt_spread ule", "ule"), ("smt_spread cfs", "cfs"), ("bmq_smt", "bmq"))
-PART_RE = r"^--- part (.+) on (\w+) ---$"
-
-
-def split_parts(output):
-    """{part name: (class it ran under, its output)} from lines PART_RE
-    opens."""
-    parts, name = {}, None
-    for line in output.splitlines():
-        m = re.match(PART_RE, line.rstrip("\r"))
-        if m:
-            name = m[1]
-            parts[name] = (m[2], [])
-        elif name:
-            parts[name][1].append(line)
-    return {k: (cls, "\n".join(lines)) for k, (cls, lines) in parts.items()}
+# The shared smt boot: each class in turn and the script it runs.
+SMT_PARTS = (("ule", "smt_spread.sh {uleload}"), ("cfs", "smt_spread.sh {uleload}"),
+             ("bmq", "bmq_smt.sh /tmp/out {uleload} 2"))
+SMT_MARK = "smt-part"
 
 
 @pytest.fixture(scope="session")
 def smt_boot(guest):
     """One boot of the smt preset (4 cores x 2 threads) for the SMT
-    placement tests of ULE, CFS and BMQ: smt_spread.sh under ule (booted
-    with sched=ule), then cfs and bmq through the run-time switch, which
-    moves every normal task as a boot with sched= would have placed it.
-    Three boots of 8 vCPUs cost about a minute more. sched_timeslice=2 is
-    for bmq_smt.sh."""
+    placement tests of ULE, CFS and BMQ: booted with sched=ule, then cfs
+    and bmq through the run-time switch, which moves every normal task as
+    a boot with sched= would have placed it. Three boots of 8 vCPUs cost
+    about a minute more. sched_timeslice=2 is for bmq_smt.sh. Each part
+    opens with reproduce.rotated_command()'s marker, printed only once the
+    switch succeeded; (the boot, {class: its output})."""
     uleload = build.guest_program("uleload")
-    steps = []
-    for name, cls in SMT_PARTS:
-        steps.append(f"echo {cls} >/proc/sys/kernel/sched_class; "
-                     f"echo \"--- part {name} on $(cat /proc/sys/kernel/sched_class) ---\"")
-        script = name.split()[0]
-        args = f"/tmp/out {uleload} 2" if script == "bmq_smt" else str(uleload)
-        steps.append(f"sh {GUEST_TESTS}/{script}.sh {args}")
+    steps = [f"echo {cls} >/proc/sys/kernel/sched_class && echo {SMT_MARK} 1 {cls} && "
+             f"sh {GUEST_TESTS}/{script.format(uleload=uleload)}" for cls, script in SMT_PARTS]
     res = guest("; ".join(steps), topology="smt", cmdline="sched=ule sched_timeslice=2",
                 timeout=900)
-    return res, split_parts(res.output)
+    runs = reproduce.marked_runs(res.output, SMT_MARK)
+    return res, {cls: "\n".join(lines) for (_, cls), lines in runs.items()}
 
 
 @pytest.fixture
 def smt_part(smt_boot):
-    """part(name): one part's output of the smt boot, after checking it ran
-    under its class."""
+    """part(cls): the output of the smt boot's part under class cls."""
     res, parts = smt_boot
 
-    def part(name):
-        assert name in parts, f"no part {name!r} in the smt boot:\n{res.output[-3000:]}"
-        want = dict(SMT_PARTS)[name]
-        cls, text = parts[name]
-        assert cls == want, f"{name} ran under {cls}, not {want} (the run-time switch failed)"
-        return text
+    def part(cls):
+        assert cls in parts, \
+            f"no part under {cls} (the run-time switch failed?):\n{res.output[-3000:]}"
+        return parts[cls]
     return part

@@ -55,7 +55,7 @@ def test_boot_messages(checks_run):
 def test_smt_placement_and_active_balance(smt_boot, smt_part):
     """bmq_smt.sh in the shared smt boot (conftest.smt_boot), switched to
     bmq at run time, sched_timeslice=2 on the command line."""
-    assert_tap(smt_part("bmq_smt"), "bmq_smt.sh")
+    assert_tap(smt_part("bmq"), "bmq_smt.sh")
     assert not [l for l in smt_boot[0].kernel_log() if "want 2 or 4" in l]
 
 

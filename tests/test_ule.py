@@ -272,7 +272,7 @@ def test_smt_spread_one_spinner_per_core(smt_part, sched):
     count a CPU that had just been given a task as idle until it switched
     to it, and had no re-pick, so 4 spinners kept two on one core in every
     run; CFS is the control (one boot, conftest.smt_boot)."""
-    assert_tap(smt_part(f"smt_spread {sched}"), f"smt_spread.sh under {sched}")
+    assert_tap(smt_part(sched), f"smt_spread.sh under {sched}")
 
 
 @ule
