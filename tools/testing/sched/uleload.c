@@ -730,15 +730,18 @@ static int task_cpu_of(long pid, long tid)
  * a console line per sample, which with every vCPU spinning took seconds
  * of guest time each. Samples stay in memory until the window ends.
  */
-static int cpuwatch(long pid, long step_ms, long window_ms, char **tids, int n)
+static int cpuwatch(long pid, long step_ms, long window_ms, const long *tids, int n)
 {
 	long max = window_ms / step_ms + 2, done = 0, i, t0;
 	struct timespec next;
 	long *at = calloc(max, sizeof(*at));
 	int *cpus = calloc(max * n, sizeof(*cpus));
 
-	if (!at || !cpus)
+	if (!at || !cpus) {
+		free(at);
+		free(cpus);
 		return 1;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	t0 = now_us();
 	if (kill(pid, SIGUSR1)) {
@@ -753,7 +756,7 @@ static int cpuwatch(long pid, long step_ms, long window_ms, char **tids, int n)
 			;
 		at[done] = (now_us() - t0) / 10000;
 		for (i = 0; i < n; i++)
-			cpus[done * n + i] = task_cpu_of(pid, strtol(tids[i], NULL, 10));
+			cpus[done * n + i] = task_cpu_of(pid, tids[i]);
 		if (at[done++] * 10 >= window_ms)
 			break;
 	}
@@ -807,12 +810,17 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "spinners") && argc == 4)
 		return spinners(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "cpuwatch") && argc >= 6) {
+		long *tids = calloc(argc - 5, sizeof(*tids));
 		int i;
 
+		if (!tids)
+			return 1;
 		for (i = 5; i < argc; i++)
-			arg(argv, i, 1);
-		return cpuwatch(arg(argv, 2, 1), arg(argv, 3, 1), arg(argv, 4, 1),
-				argv + 5, argc - 5);
+			tids[i - 5] = arg(argv, i, 1);
+		err = cpuwatch(arg(argv, 2, 1), arg(argv, 3, 1), arg(argv, 4, 1),
+			       tids, argc - 5);
+		free(tids);
+		return err;
 	}
 	if (!strcmp(cmd, "mapper") && argc == 3)
 		return mapper(arg(argv, 2, 1));
