@@ -275,6 +275,57 @@ def test_compare_script_prints_the_table(tmp_path):
     assert "## wakeup" in proc.stdout and "| hackbench | ule/cfs |" in proc.stdout
 
 
+def test_paired_spread_is_the_interquartile_range():
+    assert reproduce.paired_spread([1.0, 2.0, 3.0, 4.0], "ratio") is None   # too few
+    values = [0.9, 1.0, 1.0, 1.1, 1.2]
+    # Quartiles 1.0 and 1.1 around a median of 1.0: 10 % of it.
+    assert reproduce.paired_spread(values, "ratio") == pytest.approx(10.0)
+    assert reproduce.paired_spread([v * 3 for v in values], "difference") \
+        == pytest.approx(0.3)
+
+
+def moded(doc, mode, noise, seed):
+    """`doc` as if run under QEMU `mode`, every value scattered by up to
+    `noise` (a fraction) independently."""
+    rng = random.Random(seed)
+    doc = json.loads(json.dumps(doc))
+    doc["metadata"]["qemu_mode"] = mode
+    for run in doc["runs"]:
+        run["value"] *= 1 + rng.uniform(-noise, noise)
+    return doc
+
+
+def test_spread_marks_the_quieter_mode(tmp_path):
+    quiet, loud = tmp_path / "icount", tmp_path / "mttcg"
+    reproduce.save(moded(synthetic(), "icount", 0.01, 1), quiet)
+    reproduce.save(moded(synthetic(), "mttcg", 0.4, 2), loud)
+    reproduce.save(synthetic(name="smt-spread"), loud)
+    text = reproduce.spread([loud, quiet])
+    assert "| benchmark | what | mttcg (10 rounds, mttcg) | icount (10 rounds, icount) |" \
+        in text
+    row = next(line for line in text.splitlines() if line.startswith("| hackbench | ule/cfs"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "ule/cfs (%)" and cells[3].endswith("*") and not cells[2].endswith("*")
+    assert float(cells[2]) > 3 * float(cells[3].rstrip("*"))
+    assert "| frames-40 | bmq−cfs (% frames missed) |" in text
+    assert "Smallest in most comparisons: icount" in text
+    assert "## smt-spread\n\nIn one folder only: nothing to compare." in text
+
+
+def test_spread_script_needs_two_result_folders(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    reproduce.save(synthetic(seed=1), a)
+    proc = script("spread", str(a))
+    assert proc.returncode == 2 and proc.stderr.strip() == \
+        "reproduce spread: give two or more result folders"
+    proc = script("spread", str(a), str(b))
+    assert proc.returncode == 2 and "is not a result folder" in proc.stderr
+    reproduce.save(moded(synthetic(seed=2), "tcg", 0.1, 3), b)
+    proc = script("spread", str(a), str(b))
+    assert proc.returncode == 0, proc.stderr
+    assert "## wakeup" in proc.stdout and "| hackbench | ule/cfs (%) |" in proc.stdout
+
+
 def test_bootstrap_change_needs_enough_rounds():
     assert reproduce.bootstrap_change([1.0] * 4, [2.0] * 10) == (None, None)
     low, high = reproduce.bootstrap_change([1.0] * 6, [3.0] * 6, "difference")

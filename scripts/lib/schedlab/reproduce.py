@@ -703,6 +703,90 @@ def compare_row(name, what, a, b, kind):
             f"| {sign}{fmt(change)} | {interval} | {change_verdict(low, high, kind)} |")
 
 
+# -- spread per QEMU mode ----------------------------------------------------
+
+def paired_spread(values, kind):
+    """How widely one comparison's per-round values scatter, in a way that
+    does not shrink with more rounds (an interval's width does): their
+    interquartile range, in % of their median for ratios, in the unit for
+    differences. None below bench.MIN_ROUNDS values."""
+    if len(values) < bench.MIN_ROUNDS:
+        return None
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    if kind == "difference":
+        return q3 - q1
+    med = statistics.median(values)
+    return 100 * (q3 - q1) / med if med > 0 else None
+
+
+def spread_label(folder, doc):
+    meta = doc["metadata"]
+    return f"{meta['qemu_mode']} ({meta['rounds']} rounds, {Path(folder).name})"
+
+
+def spread(folders):
+    """Markdown: for each experiment in two or more of `folders` (the same
+    experiment run in different QEMU modes), each comparison's
+    paired_spread() per folder, the smallest marked, and per experiment
+    the folder smallest in most comparisons."""
+    loaded = [(f, load_folder(f)) for f in folders]
+    names = []
+    for _, docs in loaded:
+        names += [n for n in docs if n not in names]
+    lines = ["# Spread per QEMU mode", "",
+             "Interquartile range of each comparison's per-round values: % of "
+             "the median for ratios, the unit for differences. Smaller is a "
+             "tighter measurement; `*` marks the smallest.", ""]
+    for name in names:
+        have = [(f, docs[name]) for f, docs in loaded if name in docs]
+        if len(have) < 2:
+            lines += [f"## {name}", "", "In one folder only: nothing to compare.", ""]
+            continue
+        lines += spread_experiment(name, have) + [""]
+    return "\n".join(lines)
+
+
+def spread_experiment(name, have):
+    """Rows of spread() for one experiment run in each of `have`'s folders."""
+    labels = [spread_label(f, doc) for f, doc in have]
+    lines = [f"## {name}", "", "| benchmark | what | " + " | ".join(labels) + " |",
+             "|---|---|" + "---|" * len(labels)]
+    wins, rows = [0] * len(have), 0
+    first = have[0][1]
+    for bench_name, info in first["benches"].items():
+        kind = info["compare"]
+        for variant in first["variants"]:
+            base = first["base"]
+            if variant == base:
+                continue
+            cells = []
+            for _, doc in have:
+                if bench_name not in doc["benches"]:
+                    cells.append(None)
+                    continue
+                pairs = paired(by_round(doc["runs"], bench_name, variant),
+                               by_round(doc["runs"], bench_name, base), kind)
+                cells.append(paired_spread(pairs, kind))
+            if all(c is None for c in cells):
+                continue
+            known = [c for c in cells if c is not None]
+            best = min(known) if len(known) == len(cells) else None
+            if best is not None:
+                rows += 1
+                wins = [w + (c == best) for w, c in zip(wins, cells)]
+            text = [("-" if c is None else fmt(c) + ("*" if c == best else ""))
+                    for c in cells]
+            unit = "%" if kind == "ratio" else info["unit"]
+            lines.append(f"| {bench_name} | {relation(variant, base, kind)} ({unit}) | "
+                         + " | ".join(text) + " |")
+    if rows:
+        top = max(wins)
+        best = [labels[i].split(" ")[0] for i, w in enumerate(wins) if w == top]
+        lines += ["", f"Smallest in most comparisons: {' and '.join(best)} "
+                      f"({top} of {rows})."]
+    return lines
+
+
 # -- progress ----------------------------------------------------------------
 
 def duration(seconds):
@@ -1902,7 +1986,9 @@ def parser():
     ap = command.Parser(prog="reproduce", description="Run the seeds' experiments and write "
                  "results/<date>-<rev>/: one JSON per experiment with every raw run and "
                  "its metadata, report.md and a PNG per experiment. "
-                 "'reproduce compare A B' puts two result folders side by side.",
+                 "'reproduce compare A B' puts two result folders side by side; "
+                 "'reproduce spread FOLDER...' compares the spread of runs made in "
+                 "different QEMU modes.",
                  epilog="Experiments: see --list. Default: every experiment that runs in\n"
                  "a guest. Documentation/scheduler/reproduction.rst has the details.\n\n"
                  + command.epilog(command.OK, command.FAILED, command.USAGE, command.GUEST))
@@ -2001,6 +2087,29 @@ def main_compare(argv):
     return 0
 
 
+def spread_parser():
+    ap = command.Parser(prog="reproduce spread",
+                 description="The same experiments run in different QEMU modes (one "
+                             "result folder each): how widely each comparison's rounds "
+                             "scatter per folder, and the mode with the smallest spread.")
+    ap.add_argument("folders", type=Path, nargs="+", metavar="FOLDER",
+                    help="result folder (two or more)")
+    return ap
+
+
+def main_spread(argv):
+    a = spread_parser().parse_args(argv)
+    if len(a.folders) < 2:
+        print("reproduce spread: give two or more result folders", file=sys.stderr)
+        return 2
+    for folder in a.folders:
+        if not folder.is_dir() or not load_folder(folder):
+            print(f"reproduce spread: {folder} is not a result folder", file=sys.stderr)
+            return 2
+    print(spread(a.folders))
+    return 0
+
+
 def main(argv=None):
     """scripts/reproduce; returns the exit status: command.USAGE for bad
     arguments, command.GUEST when a guest did not finish an experiment,
@@ -2008,6 +2117,8 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["compare"]:
         return main_compare(argv[1:])
+    if argv[:1] == ["spread"]:
+        return main_spread(argv[1:])
     a = parser().parse_args(argv)
     if a.list:
         print(list_text())
