@@ -1124,7 +1124,7 @@ WAKEUP = {name: bench_info("s") for name in
               "wakeup, 32 cores) and within a few percent on hackbench; BMQ's perf bench "
               "sched messaging times were below CFS's in every configuration.",
     classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
-    seconds_per_round=90, quick_seconds=135)
+    seconds_per_round=75, quick_seconds=135)
 def wakeup(ctx, topology):
     """bench-sched's wakeup suite: hackbench, perf bench sched pipe and
     messaging, sysbench threads and mutex; --scale 4 as the README's
@@ -1147,7 +1147,7 @@ BMQ_THESIS.update({f"frames-{n}": bench_info("% frames missed", "difference",
               "10 and 20 groups at 2000 and 4000 loops; frame drops were similar up to "
               "25 background tasks, above which BMQ dropped fewer frames.",
     classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
-    seconds_per_round=150, quick_seconds=140)
+    seconds_per_round=115, quick_seconds=140)
 def bmq_thesis(ctx, topology):
     """bench-sched --suite bmq: messaging with 10 and 20 groups (loops 50
     and 100; the thesis's 2000/4000 would be --scale 40, hours under TCG)
@@ -1170,7 +1170,7 @@ SCALING = {"sysbench-threads": bench_info("s"), "sysbench-mutex": bench_info("s"
               "wakeup returning the previous CPU there was no difference.",
     classes=CLASSES, variants=CLASSES, base="cfs", topologies=SCALING_TOPOLOGIES,
     quick_topologies=("1x2",), seconds_per_round=40, quick_seconds=35,
-    estimates=(("1x2", 40), ("2x4", 90), ("4x8", 300)))
+    estimates=(("1x2", 20), ("2x4", 35), ("4x8", 100)))
 def sysbench_scaling(ctx, topology):
     """class_bench.sh's two sysbench runs on one topology; runs are named
     "sysbench-threads 2x4" and so on, so the topologies sit side by side."""
@@ -1192,7 +1192,7 @@ WASTED_SCENARIOS = ("group-imbalance", "overload-on-wakeup")
               "the full TPC-H by 13.2 %; both left no core idle while threads waited.",
     classes=("cfs",), variants=("off", "on"), base="off",
     features=("GROUP_MIN_LOAD", "WAKE_IDLE_LONGEST"), default_topology="4x2",
-    seconds_per_round=180, quick_seconds=40)
+    seconds_per_round=50, quick_seconds=40)
 def wasted_cores(ctx, topology):
     """tools/testing/sched/wasted_cores.sh's two measured scenarios, each
     fix off and on alternating in one boot (REPEAT = rounds), analysed by
@@ -1355,7 +1355,7 @@ def smt_benches(counts):
               "up on a core while another idled, losing throughput between 2 and 6 "
               "instances, about halfway between ideal and random placement.",
     classes=CLASSES, variants=CLASSES, base="cfs", topologies=("smt",),
-    seconds_per_round=300, quick_seconds=120)
+    seconds_per_round=450, quick_seconds=120)
 def smt_spread(ctx, topology):
     """tools/testing/sched/smt_spread.sh with 1 to 8 spinners under each
     class, switched at run time: per count the fraction of misplaced
@@ -1507,7 +1507,7 @@ def parse_starvation(output, topology):
               "threads stayed interactive and fibo got no CPU at all while they ran (the "
               "starvation is not bounded), then ran alone again.",
     classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
-    seconds_per_round=75, quick_seconds=45)
+    seconds_per_round=32, quick_seconds=45)
 def starvation(ctx, topology):
     """tools/testing/sched/starvation_series.sh under each class in one
     boot: the hog's share of CPU 1 alone, beside the pool and after it,
@@ -1685,7 +1685,7 @@ def parse_itrace(output, topology):
               "fall to 0; the other 48 stayed above the threshold and never ran. CFS ran "
               "every thread.",
     classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
-    seconds_per_round=90, quick_seconds=25)
+    seconds_per_round=61, quick_seconds=25)
 def interactivity_trace(ctx, topology):
     """tools/testing/sched/interactivity_series.sh under each class in one
     boot: sysbench (sysbench_sleepers.lua: 1 ms of CPU, 4 ms asleep per

@@ -45,7 +45,7 @@ decays() {
 		[ -n "$_v" ] && [ "$_v" -lt "${after:-$HIGH}" ] && after=$_v
 		_i=$((_i + 1))
 	done
-	echo "# $1: $2 $peak while it ran, $after at the lowest from 2 s to $((20 + _i * 2))00 ms after"
+	echo "# $1: $2 $peak while it ran, $after by $((20 + _i * 2))00 ms after (the lowest read from 2 s on)"
 	if [ "${peak:-0}" -ge $HIGH ] && [ "${after:-$HIGH}" -le $LOW ]; then
 		ok "$2 of CPU 1 decays once idle after $1"
 	else
