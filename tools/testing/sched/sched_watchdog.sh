@@ -48,11 +48,6 @@ stall() {
 	esac
 	[ "$1/$cls" = both/bmq ] || hog_on_cpu1
 }
-# run_ns PID: the task's time on a CPU in ns (se.sum_exec_runtime, ms.ns).
-run_ns() {
-	awk '$1 == "se.sum_exec_runtime" { split($3, t, "."); printf "%.0f\n", t[1] * 1000000 + t[2]; exit }' \
-		/proc/"$1"/sched 2>/dev/null
-}
 hog_on_cpu1() {
 	taskset -c 1 sh -c 'while :; do :; done' &
 	hog=$!
@@ -91,12 +86,18 @@ check "$r1" "$r0" "watchdog off: the victim gets no CPU for 4 s"
 check "$(cat $K)/$(watchdog_lines)" "$cls/0" "watchdog off: still on $cls, nothing logged"
 
 # On, with a stall older than the timeout: the next check falls back.
+# Timed by the log line's printk stamp against the uptime at the write
+# (both guest time): this shell's polling lags on a busy host.
+now_cs
+set_at=$now
 echo $LIMIT >$W
 wait_for_cfs 3
-echo "# fell back ${waited}0 ms after the watchdog was set"
+logged=$(dmesg | grep "sched: watchdog: $cls left .*\[$victim\]" | tail -1 |
+	sed -n 's/^\[ *\([0-9]*\)\.\([0-9][0-9]\).*/\1\2/p')
+echo "# fell back ${waited}0 ms after the watchdog was set, logged after $((${logged:-0} - set_at))0 ms"
 check "$(cat $K)" cfs "an old stall falls back to cfs"
-[ "$waited" -le 100 ] && ok "within 1 s of turning the watchdog on" ||
-	not_ok "within 1 s of turning the watchdog on (took ${waited}0 ms)"
+[ -n "$logged" ] && [ $((logged - set_at)) -le 100 ] && ok "within 1 s of turning the watchdog on" ||
+	not_ok "within 1 s of turning the watchdog on (logged after $((${logged:-0} - set_at))0 ms)"
 line=$(dmesg | grep "sched: watchdog:" | tail -1)
 echo "# $line"
 case $line in
@@ -129,9 +130,18 @@ wait_for_cfs 5
 echo "# fresh stall: fell back after ${waited}0 ms"
 [ "$waited" -ge $((LIMIT / 10 - 30)) ] && ok "a fresh stall is not reported early" ||
 	not_ok "a fresh stall is not reported early (${waited}0 ms)"
-[ "$(cat $K)" = cfs ] && [ "$waited" -le $((LIMIT / 10 + 100)) ] &&
+# How long the victim had waited when the check saw it, from the log line:
+# guest jiffies, where the script's own polling forks and may lag by a
+# second or more when the host is busy.
+reported_ms() {
+	dmesg | grep "sched: watchdog: .*\[$1\] runnable" | tail -1 |
+		sed -n 's/.* for \([0-9]*\) ms (limit.*/\1/p'
+}
+seen=$(reported_ms $victim)
+echo "# the check saw it after ${seen:-none} ms"
+[ "$(cat $K)" = cfs ] && [ "${seen:-0}" -ge $LIMIT ] && [ "$seen" -le $((LIMIT + 1000)) ] &&
 	ok "a fresh stall falls back within the timeout plus 1 s" ||
-	not_ok "a fresh stall falls back within the timeout plus 1 s (${waited}0 ms, $(cat $K))"
+	not_ok "a fresh stall falls back within the timeout plus 1 s (seen after ${seen:-none} ms, fell back after ${waited}0 ms, $(cat $K))"
 unstall
 
 # A stall that began on CLASS and goes on after a switch to the other class
@@ -146,17 +156,28 @@ echo $other >$K
 now_cs
 switched=$now
 echo $LIMIT >$W
-sleep 1.5
+sleep 0.5
 cpu_ns $victim; r1=$ns
+k1=$(cat $K)
 echo "# victim $victim across the switch to $other: ${r0} ns -> ${r1} ns"
-check "$(cat $K)" $other "a 3 s stall carried over a switch is not reported 1.5 s after it"
-check "$r1" "$r0" "the victim waited through the switch"
-wait_for_cfs 5
+if [ "$k1" = $other ]; then
+	check "$r1" "$r0" "the victim waited through the switch"
+else
+	ok "the victim waited through the switch # SKIP read after the fallback ($k1)"
+fi
+wait_for_cfs 6
 now_cs
 echo "# fell back $((now - switched))0 ms after the switch to $other"
-[ "$(cat $K)" = cfs ] && [ $((now - switched)) -le $((LIMIT / 10 + 100)) ] &&
+# Stamped at the switch, the stall is seen after the timeout; a stamp
+# kept from $cls would be seen by the first check, 3 s old.
+seen=$(reported_ms $victim)
+echo "# the check saw it after ${seen:-none} ms"
+[ $((now - switched)) -ge $((LIMIT / 10 - 30)) ] && [ "${seen:-0}" -ge $LIMIT ] &&
+	ok "a 3 s stall carried over a switch is timed from the switch" ||
+	not_ok "a 3 s stall carried over a switch is timed from the switch (${seen:-none} ms)"
+[ "$(cat $K)" = cfs ] && [ "${seen:-0}" -le $((LIMIT + 1000)) ] &&
 	ok "it falls back within the timeout plus 1 s of the switch" ||
-	not_ok "it falls back within the timeout plus 1 s of the switch ($(cat $K))"
+	not_ok "it falls back within the timeout plus 1 s of the switch ($(cat $K), ${seen:-none} ms)"
 line=$(dmesg | grep "sched: watchdog:" | tail -1)
 echo "# $line"
 case $line in
@@ -201,14 +222,14 @@ check "$(cat $K)" cfs "sysrq-S falls back to cfs"
 # On cfs the shell keeps its policy (under ule SCHED_IDLE), so it may get
 # only a tick now and then beside the spinners, cut off between the file's
 # truncation and the write: its run time shows each tick it gets.
-r1=$(run_ns $shell)
+cpu_ns $shell; r1=$ns
 i=0
 t2=""
 r2=$r1
 while [ $i -lt 100 ]; do
 	sleep 0.1
 	t2=$(cat /tmp/shell_ticks 2>/dev/null)
-	r2=$(run_ns $shell)
+	cpu_ns $shell; r2=$ns
 	[ -n "$t2" ] && [ "$t2" != "${t1:-none}" ] && break
 	[ "${r2:-0}" -gt "${r1:-0}" ] && break
 	i=$((i + 1))
