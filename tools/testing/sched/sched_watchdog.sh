@@ -211,17 +211,20 @@ for cpu in $(seq 0 $(($(nproc) - 1))); do
 	spinners="$spinners $!"
 done
 sleep 1
+# Its file may stay empty (stopped between truncation and write), so its
+# run time, from schedstat, is what shows whether it runs.
 t0=$(cat /tmp/shell_ticks 2>/dev/null)
+cpu_ns $shell; s0=$ns
 sleep 3
 t1=$(cat /tmp/shell_ticks 2>/dev/null)
-echo "# shell ticks ${t0:-none} -> ${t1:-none} in 3 s under $cls"
-check "${t1:-none}" "${t0:-none}" "the load keeps the shell from running on $cls"
+cpu_ns $shell; s1=$ns
+echo "# shell ticks ${t0:-none} -> ${t1:-none}, run time $s0 -> $s1 ns in 3 s under $cls"
+check "$s1/${t1:-none}" "$s0/${t0:-none}" "the load keeps the shell from running on $cls"
 echo S >/proc/sysrq-trigger
 wait_for_cfs 3
 check "$(cat $K)" cfs "sysrq-S falls back to cfs"
 # On cfs the shell keeps its policy (under ule SCHED_IDLE), so it may get
-# only a tick now and then beside the spinners, cut off between the file's
-# truncation and the write: its run time shows each tick it gets.
+# only a tick now and then beside the spinners: its run time shows each.
 cpu_ns $shell; r1=$ns
 i=0
 t2=""

@@ -22,7 +22,9 @@
 #      reader woken by write() on its CPU runs when the writer returns to
 #      user space, interactive or batch;
 #   g. priority lending: a batch thread holding a PI mutex runs at the
-#      priority of the interactive thread blocked on it, at its own after.
+#      priority of the interactive thread blocked on it, at its own after;
+#   h. exit and fork: a dead child's run time goes to its parent, which
+#      turns batch, and the parent's next child starts from that history.
 # Usage: ule_checks.sh OUTDIR ULELOAD
 out=${1:?usage: $0 OUTDIR ULELOAD}
 uleload=${2:?usage: $0 OUTDIR ULELOAD}
@@ -59,7 +61,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..64"
+echo "1..67"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -466,4 +468,50 @@ fi
 grep "lock failed" $out/pi.txt | sed 's/^/# /'
 kill $pi 2>/dev/null
 wait $pi 2>/dev/null
+
+# h. Exit and fork (FreeBSD's sched_exit and sched_fork): a parent sleeps
+# 4 s (interactive), waits for 4 threads spinning 1 s, then forks a sleep.
+# The dead child's run time, 4 s against the parent's 1 s wait, makes the
+# parent batch, and the sleep starts from the parent's history: batch,
+# where a fresh history would be interactive. (Why a frame task started
+# right after a CPU-heavy benchmark misses frames at first:
+# reproduction.rst, bmq-thesis.)
+sh -c 'sleep 4; "$1" spinners 4 1 >/dev/null; sleep 5; :' sh "$uleload" &
+parent=$!
+sleep 4.5
+ule_read /proc/$parent/sched
+run0=$u_runtime
+echo "# the parent while its child spins: $(ule_state)"
+interact=$(cat $K/sched_ule_interact)
+if is_int "$u_score" && [ "$u_score" -le "$interact" ]; then
+	ok "a parent that slept 4 s is interactive (score $u_score)"
+else
+	not_ok "a parent that slept 4 s is interactive (score ${u_score:-none})"
+fi
+i=0
+child=""
+while [ -z "$child" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	child=$(pgrep -P $parent -x sleep)
+	i=$((i + 1))
+done
+ule_read /proc/$parent/sched
+echo "# the parent after: $(ule_state)"
+# Only sleeping itself, the parent could only have become more
+# interactive; run time and sleep time are rescaled past 5 s together, so
+# the score, not the run time, shows what it was given.
+if is_int "$u_score" && [ "$u_score" -gt "$interact" ]; then
+	ok "a dead child's run time goes to its parent: batch (score $u_score)"
+else
+	not_ok "a dead child's run time goes to its parent: batch (${run0:-none} -> ${u_runtime:-none} us, score ${u_score:-none})"
+fi
+ule_read /proc/${child:-0}/sched
+echo "# the next child: $(ule_state)"
+if is_int "$u_score" && [ "$u_score" -gt "$interact" ]; then
+	ok "the next child starts batch, from its parent's history (score $u_score)"
+else
+	not_ok "the next child starts batch, from its parent's history (score ${u_score:-none})"
+fi
+kill $parent $child 2>/dev/null
+wait $parent 2>/dev/null
 tap_done
