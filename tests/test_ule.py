@@ -4,7 +4,9 @@ the balance test, which keeps every vCPU busy):
 - ule_checks.sh: every normal task on ule with consistent ule.* lines in
   /proc/<pid>/sched, a sleeper turns interactive and a spinner batch, the
   kernel.sched_ule_* sysctls, nice, the ule tracepoints (band changes,
-  idle steals);
+  idle steals), wakeup preemption, priority lending, and a dead child's
+  run time reaching its parent (also from threads that outlive their
+  leader);
 - class_stress.sh: a stress-ng storm and CPU offline/online under load;
 - sanity_checker.sh under sched=ule: the sanity checker finds ULE's
   waiting tasks (the script turns ULE's idle stealing and balancer off);

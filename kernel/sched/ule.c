@@ -804,33 +804,78 @@ static void task_fork_ule(struct task_struct *p)
 }
 
 /*
- * sched_exit_thread(): a dead task's run time goes to its parent (the
- * group leader for a thread), so a shell that starts CPU hogs looks less
- * interactive and its next children start as batch.
+ * Add @runtime to @to's history if @to is a live timeshare ULE task.
+ * Returns false, giving nothing, if @to is exiting and passed its own
+ * history on already (ULE_F_EXITED): its heir is then the one to credit.
  */
-static void task_dead_ule(struct task_struct *p)
+static bool ule_give_runtime(struct task_struct *to, u64 runtime)
 {
-	struct task_struct *parent;
 	struct rq_flags rf;
+	bool given = true;
 	struct rq *rq;
 
-	if (!ule_timeshare(p) || !p->ule.runtime)
-		return;
+	rq = task_rq_lock(to, &rf);
+	if (to->ule.flags & ULE_F_EXITED) {
+		given = false;
+	} else if (ule_task(to) && ule_timeshare(to)) {
+		to->ule.runtime += runtime;
+		ule_interact_update(&to->ule.runtime, &to->ule.slptime);
+	}
+	task_rq_unlock(rq, to, &rf);
+	return given;
+}
+
+/* @p's heir: its real parent if it leads its thread group, else the leader. */
+static struct task_struct *ule_get_heir(struct task_struct *p)
+{
+	struct task_struct *heir;
+
 	rcu_read_lock();
-	parent = thread_group_leader(p) ? rcu_dereference(p->real_parent) : p->group_leader;
-	if (parent && parent != p && ule_task(parent) && ule_timeshare(parent) &&
-	    refcount_inc_not_zero(&parent->usage)) {
-		rcu_read_unlock();
-		rq = task_rq_lock(parent, &rf);
-		if (ule_task(parent)) {
-			parent->ule.runtime += p->ule.runtime;
-			ule_interact_update(&parent->ule.runtime, &parent->ule.slptime);
-		}
-		task_rq_unlock(rq, parent, &rf);
-		put_task_struct(parent);
+	heir = thread_group_leader(p) ? rcu_dereference(p->real_parent) : p->group_leader;
+	if (heir == p || !heir || !refcount_inc_not_zero(&heir->usage))
+		heir = NULL;
+	rcu_read_unlock();
+	return heir;
+}
+
+/*
+ * sched_exit() / sched_exit_thread(): an exiting task's run time goes to
+ * its parent (the group leader for a thread) before the parent can reap
+ * it, so a shell that starts CPU hogs looks less interactive and its next
+ * children start as batch. FreeBSD's last thread exits after all the
+ * others; here a thread may exit after its leader, whose history then
+ * already went up, so its time follows it there.
+ */
+static void task_exit_ule(struct task_struct *p)
+{
+	struct task_struct *heir, *next;
+	struct rq_flags rf;
+	struct rq *rq;
+	u64 runtime;
+
+	rq = task_rq_lock(p, &rf);
+	if (!ule_task(p) || !ule_timeshare(p)) {
+		task_rq_unlock(rq, p, &rf);
 		return;
 	}
-	rcu_read_unlock();
+	if (task_current(rq, p)) {
+		update_rq_clock(rq);
+		update_curr_ule(rq);
+	}
+	/* Threads exiting after this credit the leader's parent. */
+	p->ule.flags |= ULE_F_EXITED;
+	runtime = p->ule.runtime;
+	task_rq_unlock(rq, p, &rf);
+	if (!runtime)
+		return;
+	heir = ule_get_heir(p);
+	while (heir && !ule_give_runtime(heir, runtime)) {
+		next = ule_get_heir(heir);
+		put_task_struct(heir);
+		heir = next;
+	}
+	if (heir)
+		put_task_struct(heir);
 }
 
 /* The running @p now has @prio: a better queued task takes the CPU. */
@@ -1850,7 +1895,7 @@ DEFINE_SCHED_CLASS(ule) = {
 #endif
 	.task_tick		= task_tick_ule,
 	.task_fork		= task_fork_ule,
-	.task_dead		= task_dead_ule,
+	.task_exit		= task_exit_ule,
 	.prio_changed		= prio_changed_ule,
 	.switched_from		= switched_from_ule,
 	.switched_to		= switched_to_ule,

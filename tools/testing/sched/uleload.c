@@ -25,6 +25,10 @@
  *                                            in a recording), allows every
  *                                            spinner every CPU and prints
  *                                            "unpinned marker_cpu C"
+ *   uleload orphans N SECONDS                N spinning threads, the same
+ *                                            way, that outlive the main
+ *                                            thread: it exits (pthread_exit())
+ *                                            as soon as they start
  *   uleload pi [WAITER_NICE]                 priority lending: an owner thread
  *                                            spins holding a PTHREAD_PRIO_INHERIT
  *                                            mutex; a waiter runs 0.5 ms and
@@ -328,6 +332,14 @@ static int spinners(long n, long seconds)
 	for (i = 0; i < n; i++)
 		pthread_join(threads[i], NULL);
 	return 0;
+}
+
+/* The group leader dies first and its threads finish without it. */
+static int orphans(long n, long seconds)
+{
+	if (!start_threads(n, spin_thread, seconds, SPIN_HOLD_US))
+		return 1;
+	pthread_exit(NULL);
 }
 
 static int pool(long n, long seconds)
@@ -783,6 +795,7 @@ static int print_usage(void)
 			"       yielder SECONDS | yieldsleeper RUN_US SLEEP_US SECONDS |\n"
 			"       turn RUN_US SLEEP_US S1 S2 | frames FPS WORK_US SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
+			"       orphans N SECONDS |\n"
 			"       pi [WAITER_NICE] | write FILE VALUE | mapper SECONDS |\n"
 			"       mapsread PID SECONDS | merge MIB SECONDS |\n"
 			"       burst KIB SECONDS [batch] |\n"
@@ -809,6 +822,8 @@ int main(int argc, char **argv)
 		return frame_task(arg(argv, 2, 1), arg(argv, 3, 1), arg(argv, 4, 1));
 	if (!strcmp(cmd, "spinners") && argc == 4)
 		return spinners(arg(argv, 2, 1), arg(argv, 3, 1));
+	if (!strcmp(cmd, "orphans") && argc == 4)
+		return orphans(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "cpuwatch") && argc >= 6) {
 		long *tids = calloc(argc - 5, sizeof(*tids));
 		int i;
