@@ -312,6 +312,30 @@ def test_spread_marks_the_quieter_mode(tmp_path):
     assert "## smt-spread\n\nIn one folder only: nothing to compare." in text
 
 
+def test_spread_over_the_first_rounds_only(tmp_path):
+    """--rounds N compares folders of different lengths over as many rounds:
+    a ten-round folder whose last five rounds scatter wildly is as tight as
+    its first five."""
+    long, short = tmp_path / "long", tmp_path / "short"
+    doc = synthetic()
+    for run in doc["runs"]:
+        if run["round"] > 5 and run["variant"] == "ule":
+            run["value"] *= 0.2 + 0.6 * (run["round"] - 6)
+    reproduce.save(doc, long)
+    reproduce.save(moded(synthetic(rounds=5), "icount", 0.01, 4), short)
+
+    def hackbench_cells(text):
+        row = next(line for line in text.splitlines() if line.startswith("| hackbench | ule/cfs"))
+        return [float(c.strip().rstrip("*")) for c in row.strip("|").split("|")[2:]]
+    every = hackbench_cells(reproduce.spread([long, short]))
+    first = hackbench_cells(reproduce.spread([long, short], rounds=5))
+    assert every[0] > 20 and first[0] < 10 and first[1] == every[1]
+    text = reproduce.spread([long, short], rounds=5)
+    assert "mttcg (first 5 of 10 rounds, long) | icount (5 rounds, short) |" in text
+    proc = script("spread", "--rounds", "0", str(long), str(short))
+    assert proc.returncode == 2 and "not a positive whole number" in proc.stderr
+
+
 def test_spread_script_needs_two_result_folders(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     reproduce.save(synthetic(seed=1), a)
