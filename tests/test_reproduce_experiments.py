@@ -193,6 +193,16 @@ def test_experiments_default_to_their_qemu_mode_unless_told(tmp_path, monkeypatc
         assert doc["metadata"]["qemu_mode"] == want
 
 
+def test_quick_runs_may_take_another_qemu_mode():
+    """starvation scatters least under icount, but its quick run on the
+    debug kernel overruns there: it runs under MTTCG with --quick only."""
+    ex = reproduce.EXPERIMENTS
+    assert ex["starvation"].mode_for(False) == "icount"
+    assert ex["starvation"].mode_for(True) == "mttcg"
+    assert ex["barrier-hpc"].mode_for(True) == ex["barrier-hpc"].mode_for(False) == "icount"
+    assert ex["wakeup"].mode_for(False) == ex["wakeup"].mode_for(True) == "mttcg"
+
+
 # -- applications ---------------------------------------------------------------
 
 APPS_RUN = ["# apps class cfs cpus 2", "# app make-jN 8.192",
