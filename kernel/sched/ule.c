@@ -853,15 +853,14 @@ static void task_exit_ule(struct task_struct *p)
 	struct rq *rq;
 	u64 runtime;
 
+	SCHED_WARN_ON(p != current);
 	rq = task_rq_lock(p, &rf);
 	if (!ule_task(p) || !ule_timeshare(p)) {
 		task_rq_unlock(rq, p, &rf);
 		return;
 	}
-	if (task_current(rq, p)) {
-		update_rq_clock(rq);
-		update_curr_ule(rq);
-	}
+	update_rq_clock(rq);
+	update_curr_ule(rq);
 	/* Threads exiting after this credit the leader's parent. */
 	p->ule.flags |= ULE_F_EXITED;
 	runtime = p->ule.runtime;
