@@ -24,9 +24,9 @@
 #      user space, interactive or batch;
 #   g. priority lending: a batch thread holding a PI mutex runs at the
 #      priority of the interactive thread blocked on it, at its own after;
-#   h. exit and fork: a dead child's run time goes to its parent, which
-#      turns batch, and the parent's next child starts from that history,
-#      also when the child's threads outlive its group leader.
+#   h. exit and fork: a dead child's run time goes to its parent, whose
+#      score rises, and the parent's next child starts batch from that
+#      history, also when the child's threads outlive its group leader.
 # Usage: ule_checks.sh OUTDIR ULELOAD
 out=${1:?usage: $0 OUTDIR ULELOAD}
 uleload=${2:?usage: $0 OUTDIR ULELOAD}
