@@ -6,7 +6,8 @@ the balance test, which keeps every vCPU busy):
   kernel.sched_ule_* sysctls, nice, the ule tracepoints (band changes,
   idle steals), wakeup preemption, priority lending, and a dead child's
   run time reaching its parent (also from threads that outlive their
-  leader);
+  leader, and charged to the parent's main thread when another thread
+  forked it);
 - class_stress.sh: a stress-ng storm and CPU offline/online under load;
 - sanity_checker.sh under sched=ule: the sanity checker finds ULE's
   waiting tasks (the script turns ULE's idle stealing and balancer off);

@@ -825,14 +825,31 @@ static bool ule_give_runtime(struct task_struct *to, u64 runtime)
 	return given;
 }
 
-/* @p's heir: its real parent if it leads its thread group, else the leader. */
+/* FreeBSD's FIRST_THREAD_IN_PROC(): @p's oldest thread not exiting. */
+static struct task_struct *ule_first_thread(struct task_struct *p)
+{
+	struct task_struct *t;
+
+	for_each_thread(p, t)
+		if (!(READ_ONCE(t->flags) & PF_EXITING))
+			return t;
+	return NULL;
+}
+
+/*
+ * Who inherits exiting @p's run time, with a reference: the oldest thread
+ * of its process still alive (FreeBSD's thread_exit()), else, @p being
+ * the last, the oldest of its parent's process (sched_exit()), or of the
+ * next process up whose threads are not all exiting too.
+ */
 static struct task_struct *ule_get_heir(struct task_struct *p)
 {
 	struct task_struct *heir;
 
 	rcu_read_lock();
-	heir = thread_group_leader(p) ? rcu_dereference(p->real_parent) : p->group_leader;
-	if (heir == p || !heir || !refcount_inc_not_zero(&heir->usage))
+	for (heir = ule_first_thread(p); !heir; heir = ule_first_thread(p))
+		p = rcu_dereference(p->real_parent);
+	if (!refcount_inc_not_zero(&heir->usage))
 		heir = NULL;
 	rcu_read_unlock();
 	return heir;
@@ -840,20 +857,18 @@ static struct task_struct *ule_get_heir(struct task_struct *p)
 
 /*
  * sched_exit() / sched_exit_thread(): an exiting task's run time goes to
- * its parent (the group leader for a thread) before the parent can reap
- * it, so a shell that starts CPU hogs looks less interactive and its next
- * children start as batch. FreeBSD's last thread exits after all the
- * others; here a thread may exit after its leader, whose history then
- * already went up, so its time follows it there.
+ * the oldest live thread of its process or, from the last one, of its
+ * parent's, before the parent can reap it, so a shell that starts CPU
+ * hogs looks less interactive and its next children start as batch.
  */
 static void task_exit_ule(struct task_struct *p)
 {
-	struct task_struct *heir, *next;
+	struct task_struct *heir;
 	struct rq_flags rf;
 	struct rq *rq;
 	u64 runtime;
 
-	SCHED_WARN_ON(p != current);
+	SCHED_WARN_ON(p != current || !(p->flags & PF_EXITING));
 	rq = task_rq_lock(p, &rf);
 	if (!ule_task(p) || !ule_timeshare(p)) {
 		task_rq_unlock(rq, p, &rf);
@@ -861,20 +876,20 @@ static void task_exit_ule(struct task_struct *p)
 	}
 	update_rq_clock(rq);
 	update_curr_ule(rq);
-	/* Threads exiting after this credit the leader's parent. */
+	/* From here gifts to @p are refused: their givers look again. */
 	p->ule.flags |= ULE_F_EXITED;
 	runtime = p->ule.runtime;
 	task_rq_unlock(rq, p, &rf);
 	if (!runtime)
 		return;
-	heir = ule_get_heir(p);
-	while (heir && !ule_give_runtime(heir, runtime)) {
-		next = ule_get_heir(heir);
+	/* A refusing heir is exiting: the next look passes it over. */
+	while ((heir = ule_get_heir(p))) {
+		bool given = ule_give_runtime(heir, runtime);
+
 		put_task_struct(heir);
-		heir = next;
+		if (given)
+			break;
 	}
-	if (heir)
-		put_task_struct(heir);
 }
 
 /* The running @p now has @prio: a better queued task takes the CPU. */

@@ -89,7 +89,7 @@
 #define ULE_F_NEEDRESCHED 0x10	/* asked to switch as by TDF_NEEDRESCHED */
 #define ULE_F_KPREEMPT	0x20	/* preempted in the kernel, not back in user space */
 #define ULE_F_KSPENT	0x40	/* kernel thread: ran a whole slice since it slept */
-#define ULE_F_EXITED	0x80	/* exiting; its run time went to its parent */
+#define ULE_F_EXITED	0x80	/* exiting; its run time went to its heir */
 
 /* What happened to a task, for the boosts it holds (ule_boost_update()). */
 enum ule_boost_event {

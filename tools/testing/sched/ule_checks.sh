@@ -26,7 +26,8 @@
 #      priority of the interactive thread blocked on it, at its own after;
 #   h. exit and fork: a dead child's run time goes to its parent, whose
 #      score rises, and the parent's next child starts batch from that
-#      history, also when the child's threads outlive its group leader.
+#      history, also when the child's threads outlive its group leader;
+#      a child forked by a second thread charges the main thread.
 # Usage: ule_checks.sh OUTDIR ULELOAD
 out=${1:?usage: $0 OUTDIR ULELOAD}
 uleload=${2:?usage: $0 OUTDIR ULELOAD}
@@ -63,7 +64,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..71"
+echo "1..73"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -489,8 +490,11 @@ wait $pi 2>/dev/null
 # where a fresh history would be interactive. (Why a frame task started
 # right after a CPU-heavy benchmark misses frames at first:
 # reproduction.rst, bmq-thesis.) Again with threads that outlive their
-# group leader: FreeBSD's last thread exits after all the others, so all
-# their time reaches the parent there too.
+# group leader: FreeBSD gives an exiting thread's time to the oldest one
+# left, and the last one's to the parent, so all of it reaches the parent
+# there too. Last, a child forked by a second thread while the main thread
+# sleeps: FreeBSD charges the parent process's first thread
+# (FIRST_THREAD_IN_PROC), not the thread that forked.
 # exit_history "UL_ARGS" WHAT: the three checks, the child "uleload UL_ARGS".
 exit_history() {
 	sh -c 'sleep 4; "$1" $2 >/dev/null; sleep 5; :' sh "$uleload" "$1" &
@@ -519,7 +523,7 @@ exit_history() {
 	# interactive; run time and sleep time are rescaled past 5 s
 	# together, so the score, not the run time, shows what it was given.
 	# Where it ends depends on how the child's history was capped:
-	# 37-38 joined, 73-74 outliving (FreeBSD's arithmetic, ule.rst).
+	# 36-38 joined, 39 outliving (FreeBSD's arithmetic, ule.rst).
 	if is_int "$u_score" && [ "$u_score" -ge $((score0 + 10)) ]; then
 		ok "$2: a dead child's run time goes to its parent (score $score0 -> $u_score)"
 	else
@@ -537,4 +541,16 @@ exit_history() {
 }
 exit_history "spinners 8 1" "threads joined"
 exit_history "orphans 8 1" "threads outliving their leader"
+set -- $("$uleload" forker 1)
+echo "# forked from a second thread, ule.score before -> after: main $3 -> $4, forker $6 -> $7"
+if [ "$1" = scores ] && is_int "$3" && is_int "$4" && [ "$4" -ge $(($3 + 10)) ]; then
+	ok "a child forked by another thread charges the main thread (score $3 -> $4)"
+else
+	not_ok "a child forked by another thread charges the main thread (score ${3:-none} -> ${4:-none})"
+fi
+if [ "$1" = scores ] && is_int "$6" && is_int "$7" && [ "$7" -le "$6" ]; then
+	ok "and not the thread that forked it (score $6 -> $7)"
+else
+	not_ok "and not the thread that forked it (score ${6:-none} -> ${7:-none})"
+fi
 tap_done

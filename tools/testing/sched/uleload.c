@@ -29,6 +29,13 @@
  *                                            way, that outlive the main
  *                                            thread: it exits (pthread_exit())
  *                                            as soon as they start
+ *   uleload forker SECONDS                   the main thread sleeps 1 s and
+ *                                            waits for a second thread that
+ *                                            forks a child spinning SECONDS
+ *                                            and reaps it; prints "scores
+ *                                            main M0 M1 forker F0 F1", the
+ *                                            ule.score of both threads before
+ *                                            the fork and after the reaping
  *   uleload pi [WAITER_NICE]                 priority lending: an owner thread
  *                                            spins holding a PTHREAD_PRIO_INHERIT
  *                                            mutex; a waiter runs 0.5 ms and
@@ -113,6 +120,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -340,6 +348,72 @@ static int orphans(long n, long seconds)
 	if (!start_threads(n, spin_thread, seconds, SPIN_HOLD_US))
 		return 1;
 	pthread_exit(NULL);
+}
+
+/* ule.score of thread @tid of this process, -1 if there is none. */
+static int ule_score_of(pid_t tid)
+{
+	char path[64], line[128];
+	int score = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/sched", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "ule.score", 9) && strchr(line, ':'))
+			score = atoi(strchr(line, ':') + 1);
+	fclose(f);
+	return score;
+}
+
+static pid_t forker_main;
+static long forker_seconds;
+
+/*
+ * Forks from a thread other than the main one, which sleeps meanwhile:
+ * which of the two does ULE charge with the dead child's run time?
+ */
+static void *forker_thread(void *arg)
+{
+	int main0, main1, me0, me1;
+	pid_t child;
+
+	/* The main thread is asleep in pthread_join() by then. */
+	sleep_for(500000);
+	main0 = ule_score_of(forker_main);
+	me0 = ule_score_of(gettid());
+	child = fork();
+	if (child < 0) {
+		perror("uleload: fork");
+		return NULL;
+	}
+	if (!child) {
+		spin_until(now_us() + forker_seconds * 1000000L);
+		_exit(0);
+	}
+	waitpid(child, NULL, 0);
+	main1 = ule_score_of(forker_main);
+	me1 = ule_score_of(gettid());
+	printf("scores main %d %d forker %d %d\n", main0, main1, me0, me1);
+	return NULL;
+}
+
+static int forker(long seconds)
+{
+	pthread_t thread;
+
+	forker_main = gettid();
+	forker_seconds = seconds;
+	/* Interactive before the child's time arrives, whatever it inherited. */
+	sleep_for(1000000);
+	if (pthread_create(&thread, NULL, forker_thread, NULL)) {
+		perror("uleload: pthread_create");
+		return 1;
+	}
+	pthread_join(thread, NULL);
+	return 0;
 }
 
 static int pool(long n, long seconds)
@@ -674,7 +748,7 @@ static int burst(long kib, long seconds, bool batch)
 	burst_batch = batch;
 	buf = calloc(1, burst_len);
 	if (!buf || socketpair(AF_UNIX, SOCK_STREAM, 0, burst_fd)) {
-		perror("uleload: burst");
+		perror("uleload: socketpair");
 		return 1;
 	}
 	/* Room for whole bursts: a full socket would block the sender. */
@@ -687,7 +761,7 @@ static int burst(long kib, long seconds, bool batch)
 		for (sent = 0; sent < burst_len; sent += n) {
 			n = write(burst_fd[0], buf + sent, burst_len - sent);
 			if (n <= 0) {
-				perror("uleload: burst write");
+				perror("uleload: write to the socket");
 				return 1;
 			}
 		}
@@ -795,7 +869,7 @@ static int print_usage(void)
 			"       yielder SECONDS | yieldsleeper RUN_US SLEEP_US SECONDS |\n"
 			"       turn RUN_US SLEEP_US S1 S2 | frames FPS WORK_US SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
-			"       orphans N SECONDS |\n"
+			"       orphans N SECONDS | forker SECONDS |\n"
 			"       pi [WAITER_NICE] | write FILE VALUE | mapper SECONDS |\n"
 			"       mapsread PID SECONDS | merge MIB SECONDS |\n"
 			"       burst KIB SECONDS [batch] |\n"
@@ -824,6 +898,8 @@ int main(int argc, char **argv)
 		return spinners(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "orphans") && argc == 4)
 		return orphans(arg(argv, 2, 1), arg(argv, 3, 1));
+	if (!strcmp(cmd, "forker") && argc == 3)
+		return forker(arg(argv, 2, 1));
 	if (!strcmp(cmd, "cpuwatch") && argc >= 6) {
 		long *tids = calloc(argc - 5, sizeof(*tids));
 		int i;
