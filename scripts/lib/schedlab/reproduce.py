@@ -168,6 +168,45 @@ def paired(values, base_values, compare):
     return out
 
 
+def boot_of_rounds(runs):
+    """{round: boot}: which boot ran each round (1 for documents from
+    before --boots, whose rounds all ran in one boot)."""
+    return {r["round"]: r.get("boot", 1) for r in runs}
+
+
+def paired_by_boot(values, base_values, compare, boot_of):
+    """paired() within each boot: one list of per-round ratios (or
+    differences) per boot that ran any, in boot order."""
+    boots = {}
+    for rnd, value in values.items():
+        boots.setdefault(boot_of.get(rnd, 1), {})[rnd] = value
+    groups = [paired(vals, base_values, compare) for _, vals in sorted(boots.items())]
+    return [g for g in groups if g]
+
+
+def bootstrap_boots(groups, resamples=bench.BOOTSTRAP_RESAMPLES, level=bench.CONFIDENCE,
+                    seed=1):
+    """bench.bootstrap_ci() of the pooled values when one boot ran them all;
+    over several boots a two-stage bootstrap: draw the boots with
+    replacement, then the rounds within each drawn boot, so the interval
+    widens when the boots disagree, which resampling pooled rounds would
+    hide. (None, None) below bench.MIN_ROUNDS values in all."""
+    if len(groups) <= 1:
+        return bench.bootstrap_ci(groups[0] if groups else [], resamples, level, seed)
+    if sum(len(g) for g in groups) < bench.MIN_ROUNDS:
+        return None, None
+    rng = random.Random(seed)
+    meds = []
+    for _ in range(resamples):
+        drawn = []
+        for group in rng.choices(groups, k=len(groups)):
+            drawn += rng.choices(group, k=len(group))
+        meds.append(statistics.median(drawn))
+    meds.sort()
+    tail = (1 - level) / 2
+    return meds[int(tail * resamples)], meds[min(resamples - 1, int((1 - tail) * resamples))]
+
+
 def verdict(low, high, compare="ratio", worse="slower", better="faster"):
     """bench.verdict's wording ("no difference measured" when the interval
     holds the neutral value, "too few rounds" without one), with the
@@ -181,9 +220,12 @@ def verdict(low, high, compare="ratio", worse="slower", better="faster"):
 def summarise(doc):
     """Per benchmark: each variant's median, spread and count, and each
     other variant against the base: the median of the per-round ratios
-    (or differences) with its seeded bootstrap 95 % interval and verdict.
-    Computed from the raw runs, so a report is reproducible from them."""
+    (or differences) with its seeded bootstrap 95 % interval (over boots,
+    then rounds, when several boots ran them: bootstrap_boots()) and
+    verdict. Computed from the raw runs, so a report is reproducible from
+    them."""
     runs, base = doc["runs"], doc["base"]
+    boot_of = boot_of_rounds(runs)
     out = {}
     for name, info in doc["benches"].items():
         entry = {**info, "variants": {}, "vs_base": {}}
@@ -197,17 +239,19 @@ def summarise(doc):
         for variant in doc["variants"]:
             if variant == base:
                 continue
-            pairs = paired(by_round(runs, name, variant), base_rounds, info["compare"])
+            groups = paired_by_boot(by_round(runs, name, variant), base_rounds,
+                                    info["compare"], boot_of)
+            pairs = [v for g in groups for v in g]
             if not pairs:
                 continue
-            low, high = bench.bootstrap_ci(pairs)
+            low, high = bootstrap_boots(groups)
             said = verdict(low, high, info["compare"], info["worse"], info["better"])
             bound = both_bounded(runs, name, variant, base)
             if bound:
                 said = f"not measured: both {bound} in most rounds"
             entry["vs_base"][variant] = {
-                "n": len(pairs), "median": statistics.median(pairs), "ci": [low, high],
-                "verdict": said}
+                "n": len(pairs), "boots": len(groups), "median": statistics.median(pairs),
+                "ci": [low, high], "verdict": said}
         out[name] = entry
     return out
 
@@ -396,7 +440,7 @@ def host_config_path(release):
 
 
 def metadata(exp, *, release, config, config_sha256, topologies, qemu_mode, rounds, quick,
-             argv, git=None, cpu=None, now=None):
+             argv, git=None, cpu=None, now=None, boots=1):
     """Everything needed to tell two results apart, and to redo one."""
     rev, dirty = git or git_state()
     return {
@@ -405,7 +449,7 @@ def metadata(exp, *, release, config, config_sha256, topologies, qemu_mode, roun
         "topology": topologies[0] if len(topologies) == 1 else list(topologies),
         "classes": list(exp.classes), "features": list(exp.features),
         "host_cpu": cpu or cpu_model(), "host_cpus": os.cpu_count(),
-        "qemu_mode": qemu_mode, "rounds": rounds, "quick": quick,
+        "qemu_mode": qemu_mode, "rounds": rounds, "boots": boots, "quick": quick,
         "date": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
         "command_line": " ".join(shlex.quote(a) for a in argv),
     }
@@ -442,6 +486,8 @@ def describe_vs(stat):
     low, high = stat["ci"]
     interval = f"{fmt(low)} to {fmt(high)}, " if low is not None else ""
     rounds = f"{stat['n']} round{'s' if stat['n'] != 1 else ''}"
+    if stat.get("boots", 1) > 1:
+        rounds += f" in {stat['boots']} boots"
     return f"{fmt(stat['median'])} ({interval}{rounds}): {stat['verdict']}"
 
 
@@ -473,7 +519,9 @@ def report_section(doc):
     lines = [f"## {doc['experiment']}: {doc['title']}", "",
              f"Reproduces: {doc['seed']}.", "",
              f"Published shape: {doc['published']}", "",
-             f"Run: {meta['rounds']} round(s){' (--quick)' if meta.get('quick') else ''} "
+             f"Run: {meta['rounds']} round(s)"
+             + (f" in {meta['boots']} boots" if meta.get("boots", 1) > 1 else "")
+             + f"{' (--quick)' if meta.get('quick') else ''} "
              f"on {how}; kernel {meta['kernel_release'] or 'unknown'}, config "
              f"{meta['config']} (sha256 {str(meta['config_sha256'])[:12]}); "
              f"classes {', '.join(meta['classes'])}"
@@ -525,7 +573,8 @@ def write_report(folder):
                  f"{meta['date']}, host CPU {meta['host_cpu']}. Intervals: seeded "
                  f"bootstrap {int(bench.CONFIDENCE * 100)} % of the median of per-round "
                  f"ratios (or differences) to the base, which alternates with the other "
-                 f"variants in one boot; none below {bench.MIN_ROUNDS} rounds. An interval "
+                 f"variants in one boot (with --boots, the boots are resampled, then the "
+                 f"rounds within them); none below {bench.MIN_ROUNDS} rounds. An interval "
                  f"that holds 1 (0 for differences) is \"no difference measured\".", ""]
     body = [report_section(doc) for doc in docs.values()]
     out = folder / "report.md"
@@ -1028,6 +1077,7 @@ class Context:
     progress: Progress = None
     build_programs: bool = True
     boot_estimate: float = 600.0
+    boots: int = 1
 
     def program(self, name):
         """tools/testing/sched/NAME.c built for the guest; without building,
@@ -1055,32 +1105,60 @@ class Context:
         return int(max(900, 4 * self.boot_estimate + 300))
 
 
-def plan_of(experiments, rounds, quick, override, host):
+def boot_shares(rounds, boots):
+    """Rounds per boot: `rounds` split as evenly as `boots` allow, the
+    first boots taking one more when it does not divide."""
+    return [rounds // boots + (b < rounds % boots) for b in range(boots)]
+
+
+def plan_of(experiments, rounds, quick, override, host, boots=1):
     """[(name, [estimated seconds per boot])] for Progress."""
     plan = []
     for exp in experiments:
-        boots = [BOOT_SECONDS + rounds * exp.estimate(t, quick)
-                 for t in exp.topologies_for(override, quick, host)]
-        plan.append((exp.name, boots))
+        per_boot = [BOOT_SECONDS + share * exp.estimate(t, quick)
+                    for t in exp.topologies_for(override, quick, host)
+                    for share in boot_shares(rounds, boots)]
+        plan.append((exp.name, per_boot))
     return plan
 
 
 def run_experiment(exp, index, ctx, override, host):
-    """Every boot of one experiment; its runs, benches and commands merged."""
+    """Every boot of one experiment (per topology, ctx.boots boots that
+    share its rounds); its runs, benches and commands merged, the rounds
+    of later boots numbered on from the earlier ones'."""
     merged = Outcome(runs=[], benches={})
     topologies = exp.topologies_for(override, ctx.quick, host)
-    for boot, topology in enumerate(topologies):
-        ctx.boot_estimate = BOOT_SECONDS + ctx.rounds * exp.estimate(topology, ctx.quick)
-        if ctx.progress:
-            ctx.progress.begin(index, boot, topology, ctx.rounds)
-        outcome = exp.run(ctx, topology)
-        if ctx.progress:
-            ctx.progress.end_boot()
-        merged.runs += outcome.runs
-        merged.benches.update(outcome.benches)
-        merged.commands.update(outcome.commands)
-        merged.failures += outcome.failures
-        merged.release = merged.release or outcome.release
+    rounds, workdir = ctx.rounds, getattr(ctx.runner, "workdir", None)
+    shares = boot_shares(rounds, ctx.boots)
+    try:
+        for t_index, topology in enumerate(topologies):
+            done = 0
+            for b, share in enumerate(shares):
+                ctx.rounds = share
+                label = topology if ctx.boots == 1 else f"{topology} boot {b + 1}/{ctx.boots}"
+                if ctx.boots > 1 and workdir is not None:
+                    ctx.runner.workdir = workdir / f"boot-{b + 1}"
+                ctx.boot_estimate = BOOT_SECONDS + share * exp.estimate(topology, ctx.quick)
+                if ctx.progress:
+                    ctx.progress.begin(index, t_index * len(shares) + b, label, share)
+                outcome = exp.run(ctx, topology)
+                if ctx.progress:
+                    ctx.progress.end_boot()
+                for record in outcome.runs + outcome.failures:
+                    if isinstance(record.get("round"), int):
+                        record["round"] += done
+                    if ctx.boots > 1:
+                        record["boot"] = b + 1
+                done += share
+                merged.runs += outcome.runs
+                merged.benches.update(outcome.benches)
+                merged.commands.update(outcome.commands)
+                merged.failures += outcome.failures
+                merged.release = merged.release or outcome.release
+    finally:
+        ctx.rounds = rounds
+        if workdir is not None:
+            ctx.runner.workdir = workdir
     return merged, topologies
 
 
@@ -2016,6 +2094,10 @@ def parser():
     ap.add_argument("--rounds", type=command.positive_int,
                     help="rounds per experiment, every variant once per round "
                          "(default: 10; 1 with --quick)")
+    ap.add_argument("--boots", type=command.positive_int, default=1,
+                    help="boots per experiment (and topology) that share its rounds, so "
+                         "the interval holds the variation between boots, not only between "
+                         "the rounds of one boot (default: 1)")
     ap.add_argument("-t", "--topology",
                     help="VM topology for the experiments that take any (default: each "
                          "experiment's own; smt-spread and sysbench-scaling keep theirs)")
@@ -2080,8 +2162,12 @@ def check_args(a, sched_class=SCHED_CLASS):
             return str(err)
     if a.out and a.out.exists() and not a.out.is_dir():
         return f"--out {a.out} exists and is not a folder"
+    rounds = a.rounds or (1 if a.quick else 10)
+    if a.boots > rounds:
+        return f"--boots {a.boots} is more than the {rounds} round(s) to share between them"
     if a.host:
         given = [o for o, v in (("-t", a.topology), ("--qemu-mode", a.qemu_mode),
+                                ("--boots", a.boots > 1),
                                 ("--accel", a.accel != "auto"),
                                 ("--config", a.config), ("--no-build", a.no_build)) if v]
         if given:
@@ -2167,9 +2253,10 @@ def main(argv=None):
             return 1
         vm.set_accel(a.accel)
         runner = GuestRunner(config, a.qemu_mode or "mttcg", workdir)
-    progress = Progress(plan_of(experiments, rounds, a.quick, a.topology, a.host))
+    progress = Progress(plan_of(experiments, rounds, a.quick, a.topology, a.host, a.boots))
     threading.Thread(target=progress.heartbeat, daemon=True).start()
-    ctx = Context(rounds, a.quick, runner, progress, build_programs=not a.no_build)
+    ctx = Context(rounds, a.quick, runner, progress, build_programs=not a.no_build,
+                  boots=a.boots)
     failed, status = [], command.OK
     for index, exp in enumerate(experiments):
         done = run_and_save(exp, index, ctx, a, folder, argv)
@@ -2204,7 +2291,7 @@ def run_and_save(exp, index, ctx, a, folder, argv):
     meta = metadata(exp, release=outcome.release, config=ctx.runner.config,
                     config_sha256=ctx.runner.config_sha256(), topologies=topologies,
                     qemu_mode="kvm" if ctx.runner.accel == "kvm" else ctx.runner.mode,
-                    rounds=ctx.rounds, quick=ctx.quick,
+                    rounds=ctx.rounds, quick=ctx.quick, boots=ctx.boots,
                     argv=["scripts/reproduce", *argv])
     meta["seconds"] = round(time.monotonic() - start)
     doc = document(exp, outcome.runs, outcome.benches, outcome.commands,
