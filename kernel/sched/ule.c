@@ -772,12 +772,16 @@ static void task_tick_ule(struct rq *rq, struct task_struct *p, int queued)
 }
 
 /*
- * sched_fork(): the child inherits the parent's history cut down to
- * 0.5 s and a short first slice; the parent pays one stathz tick.
+ * A new process is sched_fork(): the child inherits its parent's history
+ * cut to 0.5 s and a short first slice; the parent pays one stathz tick.
+ * A new thread is sched_fork_thread() alone: its creator's whole history
+ * and the short slice, at no cost to the creator.
  */
 static void task_fork_ule(struct task_struct *p)
 {
 	struct sched_ule_entity *ue = &p->ule, *pue = &current->ule;
+	/* Not thread_group_leader(): copy_process() sets exit_signal later. */
+	bool process = p->group_leader == p;
 	struct rq_flags rf;
 	struct rq *rq;
 
@@ -786,17 +790,19 @@ static void task_fork_ule(struct task_struct *p)
 	update_rq_clock(rq);
 	if (ule_task(current)) {
 		update_curr_ule(rq);
-		ule_pct_update(pue, rq_clock(rq), true);
+		if (process)
+			ule_pct_update(pue, rq_clock(rq), true);
 	}
 	ue->runtime = pue->runtime;
 	ue->slptime = pue->slptime;
 	ue->pct_run = pue->pct_run;
 	ue->pct_first = pue->pct_first;
 	ue->pct_last = pue->pct_last;
-	ule_interact_fork(&ue->runtime, &ue->slptime);
+	if (process)
+		ule_interact_fork(&ue->runtime, &ue->slptime);
 	ue->slice_used = ule_rq_slice(rq) - ule_slice_min();
 	ue->prio = ule_compute_prio(p);
-	if (ule_task(current)) {
+	if (process && ule_task(current)) {
 		pue->runtime += ULE_STAT_TICK_NS;
 		ule_interact_update(&pue->runtime, &pue->slptime);
 	}

@@ -360,17 +360,20 @@ static inline unsigned int ule_calendar_slot(unsigned int prio, unsigned int idx
 /*
  * tdq_slice(): the slice shrinks as more tasks share the CPU (@load counts
  * the running one), so that each waits about one full slice at most, but
- * never below @slice_min.
+ * never below @slice_min. FreeBSD divides whole stathz ticks (12 / 5 is
+ * 2), so the share is too.
  */
 static inline u64 ule_slice_for_load(unsigned int load, u64 slice, u64 slice_min)
 {
 	int waiting = (int)load - 1;
+	u64 ticks;
 
 	if (waiting >= ULE_SLICE_MIN_DIVISOR)
 		return slice_min;
 	if (waiting <= 1)
 		return slice;
-	return max(div_u64(slice, waiting), slice_min);
+	ticks = div_u64(div_u64(slice, ULE_STAT_TICK_NS), waiting);
+	return max(ticks * ULE_STAT_TICK_NS, slice_min);
 }
 
 #endif /* _KERNEL_SCHED_ULE_H */

@@ -156,8 +156,13 @@ static void ule_test_slice_by_load(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ule_slice_for_load(0, slice, min), slice);
 	KUNIT_EXPECT_EQ(test, ule_slice_for_load(1, slice, min), slice);
 	KUNIT_EXPECT_EQ(test, ule_slice_for_load(2, slice, min), slice);
-	KUNIT_EXPECT_EQ(test, ule_slice_for_load(3, slice, min), slice / 2);
-	KUNIT_EXPECT_EQ(test, ule_slice_for_load(6, slice, min), slice / 5);
+	/* Whole ticks: 12 / 2, 12 / 4 and 12 / 5 stathz ticks. */
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(3, slice, min), 6ULL * ULE_STAT_TICK_NS);
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(5, slice, min), 3ULL * ULE_STAT_TICK_NS);
+	KUNIT_EXPECT_EQ(test, div_u64(ule_slice_for_load(6, slice, min), NSEC_PER_USEC),
+			15748ULL);
+	/* A slice of 100 ms is 12 ticks too: 12 / 5 = 2, the minimum. */
+	KUNIT_EXPECT_EQ(test, ule_slice_for_load(6, 100 * NSEC_PER_MSEC, min), min);
 	KUNIT_EXPECT_EQ(test, ule_slice_for_load(7, slice, min), min);
 	KUNIT_EXPECT_EQ(test, ule_slice_for_load(100, slice, min), min);
 	/* FreeBSD's defaults: 12 and 2 stathz ticks. */

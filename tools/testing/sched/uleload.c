@@ -36,6 +36,14 @@
  *                                            main M0 M1 forker F0 F1", the
  *                                            ule.score of both threads before
  *                                            the fork and after the reaping
+ *   uleload spawn N                          the main thread sleeps 1 s, then
+ *                                            creates N threads that block;
+ *                                            prints "main RUN0 RUN1 SLP1
+ *                                            thread RUN SLP": its
+ *                                            ule.runtime_us before and after
+ *                                            creating them, its
+ *                                            ule.slptime_us after, and the
+ *                                            first thread's two values
  *   uleload pi [WAITER_NICE]                 priority lending: an owner thread
  *                                            spins holding a PTHREAD_PRIO_INHERIT
  *                                            mutex; a waiter runs 0.5 ms and
@@ -350,11 +358,12 @@ static int orphans(long n, long seconds)
 	pthread_exit(NULL);
 }
 
-/* ule.score of thread @tid of this process, -1 if there is none. */
-static int ule_score_of(pid_t tid)
+/* The ULE line @key of thread @tid of this process, -1 if there is none. */
+static long ule_value_of(pid_t tid, const char *key)
 {
 	char path[64], line[128];
-	int score = -1;
+	size_t len = strlen(key);
+	long value = -1;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/sched", tid);
@@ -362,10 +371,15 @@ static int ule_score_of(pid_t tid)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "ule.score", 9) && strchr(line, ':'))
-			score = atoi(strchr(line, ':') + 1);
+		if (!strncmp(line, key, len) && line[len] == ' ' && strchr(line, ':'))
+			value = atol(strchr(line, ':') + 1);
 	fclose(f);
-	return score;
+	return value;
+}
+
+static int ule_score_of(pid_t tid)
+{
+	return ule_value_of(tid, "ule.score");
 }
 
 static pid_t forker_main;
@@ -413,6 +427,48 @@ static int forker(long seconds)
 		return 1;
 	}
 	pthread_join(thread, NULL);
+	return 0;
+}
+
+static pthread_barrier_t spawn_gate;
+
+static void *spawn_thread(void *arg)
+{
+	__atomic_store_n(&tids[(long)arg], gettid(), __ATOMIC_RELEASE);
+	pthread_barrier_wait(&spawn_gate);
+	return NULL;
+}
+
+/*
+ * FreeBSD's sched_fork_thread(): a new thread starts with its creator's
+ * whole history (no 0.5 s cut), and the creator pays nothing for it.
+ */
+static int spawn(long n)
+{
+	pthread_t *threads = calloc(n, sizeof(*threads));
+	long run0, run1, slp1, i;
+	pid_t me = gettid();
+
+	tids = calloc(n, sizeof(*tids));
+	if (!threads || !tids || pthread_barrier_init(&spawn_gate, NULL, n + 1))
+		return 1;
+	sleep_for(1000000);
+	run0 = ule_value_of(me, "ule.runtime_us");
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&threads[i], NULL, spawn_thread, (void *)i)) {
+			perror("uleload: pthread_create");
+			return 1;
+		}
+	}
+	run1 = ule_value_of(me, "ule.runtime_us");
+	slp1 = ule_value_of(me, "ule.slptime_us");
+	while (!__atomic_load_n(&tids[0], __ATOMIC_ACQUIRE))
+		sleep_for(1000);
+	printf("main %ld %ld %ld thread %ld %ld\n", run0, run1, slp1,
+	       ule_value_of(tids[0], "ule.runtime_us"), ule_value_of(tids[0], "ule.slptime_us"));
+	pthread_barrier_wait(&spawn_gate);
+	for (i = 0; i < n; i++)
+		pthread_join(threads[i], NULL);
 	return 0;
 }
 
@@ -869,7 +925,7 @@ static int print_usage(void)
 			"       yielder SECONDS | yieldsleeper RUN_US SLEEP_US SECONDS |\n"
 			"       turn RUN_US SLEEP_US S1 S2 | frames FPS WORK_US SECONDS |\n"
 			"       pool N RUN_US SLEEP_US SECONDS | spinners N SECONDS |\n"
-			"       orphans N SECONDS | forker SECONDS |\n"
+			"       orphans N SECONDS | forker SECONDS | spawn N |\n"
 			"       pi [WAITER_NICE] | write FILE VALUE | mapper SECONDS |\n"
 			"       mapsread PID SECONDS | merge MIB SECONDS |\n"
 			"       burst KIB SECONDS [batch] |\n"
@@ -900,6 +956,8 @@ int main(int argc, char **argv)
 		return orphans(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "forker") && argc == 3)
 		return forker(arg(argv, 2, 1));
+	if (!strcmp(cmd, "spawn") && argc == 3)
+		return spawn(arg(argv, 2, 1));
 	if (!strcmp(cmd, "cpuwatch") && argc >= 6) {
 		long *tids = calloc(argc - 5, sizeof(*tids));
 		int i;
