@@ -470,9 +470,13 @@ static void switched_from_bmq(struct rq *rq, struct task_struct *p)
 	p->bmq.flags &= ~BMQ_F_HEAD;
 }
 
+/*
+ * Project C reports the slice in ns; the class interface counts jiffies,
+ * so the nearest, and at least one: 0 would read as no limit at all.
+ */
 static unsigned int get_rr_interval_bmq(struct rq *rq, struct task_struct *task)
 {
-	return nsecs_to_jiffies(bmq_slice_ns);
+	return max_t(u64, 1, DIV_ROUND_CLOSEST_ULL(bmq_slice_ns, TICK_NSEC));
 }
 
 #ifdef CONFIG_SMP

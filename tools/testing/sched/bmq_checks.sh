@@ -14,6 +14,7 @@
 #      and what types 0, 1 and 2 do to a yielder beside a spinner;
 #   e. the slice: a spinner's bmq.slice_us never exceeds SLICE_MS ms
 #      (sched_timeslice=) and reaches above half of it;
+#      sched_rr_get_interval() reports it to the nearest jiffy;
 #   f. idle pull: spinners pinned to CPU 0 then unpinned are pulled by
 #      idle CPUs within 2 s (task_migrate reason=idle_balance);
 #   g. kernel.sched_bmq_wakeup_gran_us: default, rejected writes, and a
@@ -47,7 +48,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..40"
+echo "1..41"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -251,6 +252,7 @@ done
 
 # e. The slice.
 slice_check "$uleload" "$slice_ms" 2
+rr_interval_check "$slice_ms"
 
 # f. Idle pull: 4 spinners on CPU 0 while the other CPUs idle; once
 # unpinned (SIGUSR1), the idle CPUs pull them.

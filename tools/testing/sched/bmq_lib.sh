@@ -38,6 +38,20 @@ slice_max_us() {
 	echo $(($1 * 1048576 / 1000 + 1))
 }
 
+# rr_interval_check MS: sched_rr_get_interval() of a BMQ task reports the
+# slice (Project C gives MS << 20 ns exactly; the class interface counts
+# whole jiffies, so the nearest, and never 0, which would mean no limit).
+rr_interval_check() {
+	_us=$(python3 -c 'import os; print(round(os.sched_rr_get_interval(0) * 1e6))')
+	_want=$(slice_max_us "$1")
+	if is_int "$_us" && [ "$_us" -gt 0 ] && [ "$_us" -le $((_want + 10000)) ] &&
+		[ $((_us + 10000)) -ge "$_want" ]; then
+		ok "sched_rr_get_interval() is the slice of $1 ms to a jiffy: $_us us"
+	else
+		not_ok "sched_rr_get_interval() is the slice of $1 ms to a jiffy: ${_us:-none} us"
+	fi
+}
+
 # slice_check ULELOAD MS CPU: a spinner alone on CPU, sampled 30 times:
 # its bmq.slice_us never above MS ms (Project C's MS << 20 ns) and above
 # half of that at least once.

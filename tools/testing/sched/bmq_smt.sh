@@ -1,7 +1,8 @@
 #!/bin/sh
 # In-guest TAP test of BMQ on an SMT topology (the "smt" preset: 4 cores x
 # 2 threads), booted with sched=bmq and sched_timeslice=SLICE_MS:
-#   1. kernel.sched_class is bmq, and the slice is SLICE_MS ms;
+#   1. kernel.sched_class is bmq, and the slice is SLICE_MS ms (also as
+#      sched_rr_get_interval() reports it);
 #   2. two spinners started on an idle machine run on different cores
 #      (placement prefers a fully idle core);
 #   3. two spinners pinned to the two threads of core 0 and then allowed
@@ -38,7 +39,7 @@ apart() {
 }
 
 echo "TAP version 13"
-echo "1..5"
+echo "1..6"
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
 siblings=$(cat $C/cpu0/topology/thread_siblings_list)
 set -- $(echo "$siblings" | tr ',-' '  ')
@@ -50,6 +51,7 @@ fi
 t0=$1
 t1=$2
 slice_check "$uleload" "$slice_ms" 3
+rr_interval_check "$slice_ms"
 
 # 2. Placement on an idle machine.
 "$uleload" spinner 30 >/dev/null &
