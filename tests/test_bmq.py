@@ -4,11 +4,13 @@
   bmq with consistent bmq.* lines in /proc/<pid>/sched, a sleeper boosted
   and a spinner deboosted, strict levels between nice values, the
   kernel.sched_bmq_yield_type sysctl and what each type does to a
-  yielder, the 4 ms slice kept, idle CPUs pulling queued spinners, the
+  yielder, the 4 ms slice kept (and reported by sched_rr_get_interval()
+  to a jiffy), idle CPUs pulling queued spinners, the
   kernel.sched_bmq_wakeup_gran_us sysctl and what it does to a sleeper's
   wait beside a spinner, and no balancing between busy CPUs (Project C's
   behaviour, pinned);
-- bmq_smt.sh on the smt preset with sched_timeslice=2: the 2 ms slice,
+- bmq_smt.sh on the smt preset with sched_timeslice=2: the 2 ms slice
+  (sched_rr_get_interval() not 0),
   spinners placed on different cores and moved apart by the SMT active
   balance;
 - class_stress.sh: a stress-ng storm and CPU offline/online under load.

@@ -7,7 +7,8 @@ the balance test, which keeps every vCPU busy):
   idle steals), wakeup preemption, priority lending, and a dead child's
   run time reaching its parent (also from threads that outlive their
   leader, and charged to the parent's main thread when another thread
-  forked it);
+  forked it), and a new thread starting with its creator's whole history
+  at no charge to it;
 - class_stress.sh: a stress-ng storm and CPU offline/online under load;
 - sanity_checker.sh under sched=ule: the sanity checker finds ULE's
   waiting tasks (the script turns ULE's idle stealing and balancer off);
