@@ -194,11 +194,13 @@ def test_experiments_default_to_their_qemu_mode_unless_told(tmp_path, monkeypatc
 
 
 def test_quick_runs_may_take_another_qemu_mode():
-    """starvation scatters least under icount, but its quick run on the
-    debug kernel overruns there: it runs under MTTCG with --quick only."""
+    """starvation and interactivity-trace scatter least under icount, but
+    starvation's quick run on the debug kernel overruns there: both run
+    under MTTCG with --quick only, as CI ran them before."""
     ex = reproduce.EXPERIMENTS
-    assert ex["starvation"].mode_for(False) == "icount"
-    assert ex["starvation"].mode_for(True) == "mttcg"
+    for name in ("starvation", "interactivity-trace"):
+        assert ex[name].mode_for(False) == "icount"
+        assert ex[name].mode_for(True) == "mttcg"
     assert ex["barrier-hpc"].mode_for(True) == ex["barrier-hpc"].mode_for(False) == "icount"
     assert ex["wakeup"].mode_for(False) == ex["wakeup"].mode_for(True) == "mttcg"
 

@@ -1782,7 +1782,7 @@ def parse_itrace(output, topology):
               "fall to 0; the other 48 stayed above the threshold and never ran. CFS ran "
               "every thread.",
     classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
-    seconds_per_round=61, quick_seconds=25)
+    qemu_mode="icount", quick_qemu_mode="mttcg", seconds_per_round=61, quick_seconds=25)
 def interactivity_trace(ctx, topology):
     """tools/testing/sched/interactivity_series.sh under each class in one
     boot: sysbench (sysbench_sleepers.lua: 1 ms of CPU, 4 ms asleep per
