@@ -194,13 +194,16 @@ def test_experiments_default_to_their_qemu_mode_unless_told(tmp_path, monkeypatc
 
 
 def test_quick_runs_may_take_another_qemu_mode():
-    """starvation and interactivity-trace scatter least under icount, but
-    starvation's quick run on the debug kernel overruns there: both run
-    under MTTCG with --quick only, as CI ran them before."""
+    """starvation and interactivity-trace scatter least under icount and
+    unpin-spread under TCG, but starvation's quick run on the debug kernel
+    overruns under icount: all three run under MTTCG with --quick only, as
+    CI ran them before."""
     ex = reproduce.EXPERIMENTS
     for name in ("starvation", "interactivity-trace"):
         assert ex[name].mode_for(False) == "icount"
         assert ex[name].mode_for(True) == "mttcg"
+    assert ex["unpin-spread"].mode_for(False) == "tcg"
+    assert ex["unpin-spread"].mode_for(True) == "mttcg"
     assert ex["barrier-hpc"].mode_for(True) == ex["barrier-hpc"].mode_for(False) == "icount"
     assert ex["wakeup"].mode_for(False) == ex["wakeup"].mode_for(True) == "mttcg"
 

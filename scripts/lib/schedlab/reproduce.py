@@ -1687,8 +1687,8 @@ def parse_unpin(output, topology):
               "0.2 s but never balanced perfectly (nodes differing by 25 % in load kept "
               "18 vs 15 threads per core).",
     classes=CLASSES, variants=CLASSES, base="cfs", default_topology="2x4",
-    quick_topologies=("2x2",), seconds_per_round=70, quick_seconds=45,
-    estimates=(("4x8", 200),))
+    quick_topologies=("2x2",), qemu_mode="tcg", quick_qemu_mode="mttcg",
+    seconds_per_round=70, quick_seconds=45, estimates=(("4x8", 200),))
 def unpin_spread(ctx, topology):
     """tools/testing/sched/unpin_series.sh under each class in one boot:
     the time from the unpinning until every CPU runs exactly one spinner
