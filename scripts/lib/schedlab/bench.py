@@ -69,9 +69,15 @@ def bootstrap_ci(values, resamples=BOOTSTRAP_RESAMPLES, level=CONFIDENCE, seed=1
         return None, None
     rng = random.Random(seed)
     k = len(values)
-    meds = sorted(statistics.median(rng.choices(values, k=k)) for _ in range(resamples))
-    tail = (1 - level) / 2
-    return meds[int(tail * resamples)], meds[min(resamples - 1, int((1 - tail) * resamples))]
+    return percentile_interval([statistics.median(rng.choices(values, k=k))
+                                for _ in range(resamples)], level)
+
+
+def percentile_interval(estimates, level=CONFIDENCE):
+    """The central `level` of bootstrap `estimates`: (low, high)."""
+    estimates = sorted(estimates)
+    n, tail = len(estimates), (1 - level) / 2
+    return estimates[int(tail * n)], estimates[min(n - 1, int((1 - tail) * n))]
 
 
 def verdict(low, high):

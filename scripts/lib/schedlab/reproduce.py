@@ -202,9 +202,7 @@ def bootstrap_boots(groups, resamples=bench.BOOTSTRAP_RESAMPLES, level=bench.CON
         for group in rng.choices(groups, k=len(groups)):
             drawn += rng.choices(group, k=len(group))
         meds.append(statistics.median(drawn))
-    meds.sort()
-    tail = (1 - level) / 2
-    return meds[int(tail * resamples)], meds[min(resamples - 1, int((1 - tail) * resamples))]
+    return bench.percentile_interval(meds, level)
 
 
 def verdict(low, high, compare="ratio", worse="slower", better="faster"):
@@ -297,10 +295,7 @@ def bootstrap_change(a, b, compare="ratio", resamples=bench.BOOTSTRAP_RESAMPLES,
             changes.append(mb / ma)
     if not changes:
         return None, None
-    changes.sort()
-    tail = (1 - level) / 2
-    return (changes[int(tail * len(changes))],
-            changes[min(len(changes) - 1, int((1 - tail) * len(changes)))])
+    return bench.percentile_interval(changes, level)
 
 
 def change_of(a, b, compare="ratio"):

@@ -358,28 +358,45 @@ static int orphans(long n, long seconds)
 	pthread_exit(NULL);
 }
 
-/* The ULE line @key of thread @tid of this process, -1 if there is none. */
-static long ule_value_of(pid_t tid, const char *key)
+/*
+ * The value of line @key in /proc/self/task/@tid/sched into @buf (empty
+ * if there is none): the ULE lines tell what the class makes of a thread.
+ */
+static void ule_line_of(pid_t tid, const char *key, char *buf, size_t size)
 {
-	char path[64], line[128];
+	char path[64], line[128], *colon;
 	size_t len = strlen(key);
-	long value = -1;
 	FILE *f;
 
+	buf[0] = 0;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/sched", tid);
 	f = fopen(path, "r");
 	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ' ' && strchr(line, ':'))
-			value = atol(strchr(line, ':') + 1);
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		colon = strchr(line, ':');
+		if (colon && !strncmp(line, key, len) && line[len] == ' ')
+			snprintf(buf, size, "%s", colon + 1 + strspn(colon + 1, " "));
+	}
 	fclose(f);
-	return value;
 }
 
-static int ule_score_of(pid_t tid)
+/* A numeric ULE line of thread @tid of this process, -1 if there is none. */
+static long ule_value_of(pid_t tid, const char *key)
 {
-	return ule_value_of(tid, "ule.score");
+	char value[64];
+
+	ule_line_of(tid, key, value, sizeof(value));
+	return value[0] ? atol(value) : -1;
+}
+
+/* Is this thread on ULE's realtime (interactive) queue? */
+static int ule_interactive_now(void)
+{
+	char queue[64];
+
+	ule_line_of(gettid(), "ule.queue", queue, sizeof(queue));
+	return !strncmp(queue, "realtime", 8);
 }
 
 static pid_t forker_main;
@@ -391,13 +408,13 @@ static long forker_seconds;
  */
 static void *forker_thread(void *arg)
 {
-	int main0, main1, me0, me1;
+	long main0, main1, me0, me1;
 	pid_t child;
 
 	/* The main thread is asleep in pthread_join() by then. */
 	sleep_for(500000);
-	main0 = ule_score_of(forker_main);
-	me0 = ule_score_of(gettid());
+	main0 = ule_value_of(forker_main, "ule.score");
+	me0 = ule_value_of(gettid(), "ule.score");
 	child = fork();
 	if (child < 0) {
 		perror("uleload: fork");
@@ -408,9 +425,9 @@ static void *forker_thread(void *arg)
 		_exit(0);
 	}
 	waitpid(child, NULL, 0);
-	main1 = ule_score_of(forker_main);
-	me1 = ule_score_of(gettid());
-	printf("scores main %d %d forker %d %d\n", main0, main1, me0, me1);
+	main1 = ule_value_of(forker_main, "ule.score");
+	me1 = ule_value_of(gettid(), "ule.score");
+	printf("scores main %ld %ld forker %ld %ld\n", main0, main1, me0, me1);
 	return NULL;
 }
 
@@ -488,24 +505,6 @@ static pthread_mutex_t pi_mutex;
 static atomic_long pi_waiting_us;
 /* pi NICE: the waiter's nice value; without it, wait to be interactive. */
 static int pi_nice_set, pi_nice;
-
-/* Is this thread on ULE's realtime (interactive) queue? */
-static int ule_interactive_now(void)
-{
-	char path[64], line[128];
-	int found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/sched", gettid());
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "ule.queue", 9) && strstr(line, "realtime"))
-			found = 1;
-	fclose(f);
-	return found;
-}
 
 static void *pi_owner(void *arg)
 {
