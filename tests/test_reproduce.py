@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import random
+import re
 import subprocess
 from datetime import datetime
 from pathlib import Path
@@ -492,6 +493,21 @@ def test_wakeup_adapter_turns_class_bench_output_into_runs(tmp_path):
     assert run["value"] == pytest.approx(2.2) and run["topology"] == "1x2"
 
 
+def test_a_quick_boot_may_hang_for_minutes_not_a_quarter_of_an_hour(tmp_path):
+    """The guest's limit follows the estimate: with --quick a hung smoke
+    run costs at most a few minutes (CI once lost 15 on one); full runs
+    keep their generous limit."""
+    limits = {}
+    for quick in (True, False):
+        runner = FakeRunner(tmp_path, class_bench_output(1, reproduce.WAKEUP))
+        ctx = reproduce.Context(rounds=1, quick=quick, runner=runner, build_programs=False)
+        reproduce.run_experiment(reproduce.EXPERIMENTS["wakeup"], 0, ctx, None, False)
+        limits[quick] = runner.commands[0][2]
+    estimate = reproduce.BOOT_SECONDS + reproduce.EXPERIMENTS["wakeup"].quick_seconds
+    assert reproduce.QUICK_TIMEOUT_MIN <= limits[True] <= 3 * estimate < 900
+    assert limits[False] >= 900
+
+
 def test_scaling_adapter_names_runs_by_topology_and_notes_missing_ones(tmp_path):
     def output(command, topology):
         classes = ("cfs", "ule") if topology == "2x4" else reproduce.CLASSES
@@ -803,6 +819,46 @@ QUICK_BENCHES = {
 }
 
 
+def quick_run_failure(proc, console_lines=80):
+    """What a failed quick run says about why: each experiment's failure
+    and problem lines (printed as it ends, so far from the output's tail),
+    the console's last lines of each guest that failed, then the tail."""
+    why, inside = [], False
+    for line in proc.stderr.splitlines():
+        inside = bool(re.match(r"reproduce: \S+( failed:|: )", line)) or \
+            (inside and line.startswith("  "))
+        if inside:
+            why.append(line)
+    consoles = []
+    for folder in re.findall(r"files in (\S+?)[);]*$", "\n".join(why), re.M):
+        log = Path(folder) / "console.log"
+        if log.exists():
+            tail = log.read_text(errors="replace").splitlines()[-console_lines:]
+            consoles.append(f"--- {log}, last {len(tail)} lines:\n" + "\n".join(tail))
+    return "\n".join(why + consoles + ["--- tail:", proc.stdout[-2000:] + proc.stderr[-2000:]])
+
+
+def test_quick_run_failure_names_why_and_the_guest_console(tmp_path):
+    """A failed experiment's reason and its guest's console reach the
+    assertion message, though they were printed long before the tail."""
+    guest = tmp_path / "wakeup-1x2"
+    guest.mkdir()
+    (guest / "console.log").write_text("".join(f"line {i}\n" for i in range(100)))
+    stderr = ("reproduce: [1/2] wakeup 1x2 booting\n"
+              f"reproduce: wakeup failed: guest failure: guest did not finish within 900 s "
+              f"(topology 1x2, command 'x'); files in {guest}\n"
+              "reproduce: starvation failed: guest failure: kernel reported trouble:\n"
+              "  BUG: sleeping function called\n"
+              + "vm: booting\n" * 2000 + "reproduce: failed: wakeup, starvation\n")
+    proc = subprocess.CompletedProcess([], 1, "table\n", stderr)
+    text = quick_run_failure(proc, console_lines=5)
+    assert "wakeup failed: guest failure: guest did not finish" in text
+    assert "  BUG: sleeping function called" in text
+    assert "line 99" in text and "line 95" in text and "line 94" not in text
+    assert "[1/2]" not in text.split("--- tail:")[0]
+    assert text.rstrip().endswith("reproduce: failed: wakeup, starvation")
+
+
 @pytest.mark.ule
 @pytest.mark.bmq
 def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path):
@@ -815,7 +871,7 @@ def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path):
     out = tmp_path / "results"
     proc = subprocess.run([str(SCRIPT), "--quick", "--no-build", "--out", str(out)],
                           capture_output=True, text=True, timeout=2400)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, quick_run_failure(proc)
     docs = reproduce.load_folder(out)
     assert set(docs) == set(QUICK_BENCHES), sorted(docs)
     report = (out / "report.md").read_text()

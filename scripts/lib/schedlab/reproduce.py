@@ -36,6 +36,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Seconds a boot costs beyond its rounds (boot, probe, power-off), for the
 # estimate of time left.
 BOOT_SECONDS = 40
+QUICK_TIMEOUT_MIN = 300    # s, a --quick boot's shortest limit
 
 
 class ReproduceError(Exception):
@@ -1096,7 +1097,11 @@ class Context:
 
     def timeout(self):
         """The current boot's limit: generous against its estimate, since a
-        guest that never ends must not hold the run forever."""
+        guest that never ends must not hold the run forever. Smoke sizes
+        take a third of their estimate or less, and a hung guest must not
+        cost a test run (CI) a quarter of an hour."""
+        if self.quick:
+            return int(max(QUICK_TIMEOUT_MIN, 2 * self.boot_estimate + 120))
         return int(max(900, 4 * self.boot_estimate + 300))
 
 
