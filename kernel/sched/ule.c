@@ -907,14 +907,21 @@ static void ule_curr_prio_changed(struct rq *rq, struct task_struct *p, unsigned
 		ule_resched_for(rq, p, ule_rq_of(rq)->lowpri);
 }
 
+/*
+ * A nice or policy change. FreeBSD's sched_nice() and rtp_to_pri() give
+ * the running task its new priority without asking for a switch: a better
+ * task waiting gets the CPU at the end of the slice or the next sleep.
+ */
 static void prio_changed_ule(struct rq *rq, struct task_struct *p, int oldprio)
 {
 	if (!task_on_rq_queued(p))
 		return;
-	if (task_current(rq, p))
-		ule_curr_prio_changed(rq, p, ule_compute_prio(p));
-	else
+	if (task_current(rq, p)) {
+		ule_set_prio(p, ule_compute_prio(p));
+		ule_set_lowpri(rq);
+	} else {
 		check_preempt_curr_ule(rq, p, 0);
+	}
 }
 
 /*

@@ -91,6 +91,17 @@
  *                                            sender's way back to user space,
  *                                            or after it
  *
+ *   uleload renice CPU TRIALS                two spinner threads on CPU; each
+ *                                            trial waits until the first has
+ *                                            just got the CPU from the second,
+ *                                            renices it from 0 to 19 from
+ *                                            another CPU and times how long the
+ *                                            second waits for the CPU after
+ *                                            that; prints "renice trials N
+ *                                            med_us M min_us L max_us H"
+ *                                            (trials that found the first
+ *                                            running within 2 s)
+ *
  *   uleload cpuwatch PID STEP_MS WINDOW_MS TID...
  *                                            sends PID SIGUSR1, then every
  *                                            STEP_MS for WINDOW_MS reads the
@@ -829,6 +840,101 @@ static int burst(long kib, long seconds, bool batch)
 	return 0;
 }
 
+/*
+ * renice: a spinner that has been off its CPU longer than RENICE_GAP_US
+ * notes when it got it back. Switches between the two come a slice
+ * apart; a timer interrupt costs far less than the gap.
+ */
+#define RENICE_GAP_US 1000
+#define RENICE_WAIT_US 2000000
+#define RENICE_POLL_US 100
+static atomic_long renice_stamp[2], renice_resumed[2];
+static atomic_int renice_stop;
+static pid_t renice_tid[2];
+
+static int pin_to(pid_t tid, int cpu, bool all_but)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), i;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < ncpu; i++)
+		if (all_but ? i != cpu : i == cpu)
+			CPU_SET(i, &set);
+	return sched_setaffinity(tid, sizeof(set), &set);
+}
+
+static void *renice_spinner(void *arg)
+{
+	long i = (long)arg, last = now_us(), t;
+
+	renice_tid[i] = gettid();
+	atomic_fetch_add(&started, 1);
+	while (!atomic_load(&renice_stop)) {
+		t = now_us();
+		if (t - last > RENICE_GAP_US)
+			atomic_store(&renice_resumed[i], t);
+		atomic_store(&renice_stamp[i], t);
+		last = t;
+	}
+	return NULL;
+}
+
+/* Spinner 0 got the CPU from spinner 1 a moment ago and holds it. */
+static bool renice_first_just_ran(void)
+{
+	long t = now_us();
+
+	return t - atomic_load(&renice_resumed[0]) < 2 * RENICE_GAP_US &&
+	       t - atomic_load(&renice_stamp[0]) < RENICE_GAP_US / 2 &&
+	       t - atomic_load(&renice_stamp[1]) > RENICE_GAP_US;
+}
+
+static int renice_wait(long cpu, long trials)
+{
+	long *waited = calloc(trials, sizeof(*waited)), n = 0, k, t0, end;
+	pthread_t threads[2];
+
+	if (!waited || cpu >= sysconf(_SC_NPROCESSORS_ONLN) || pin_to(0, cpu, true)) {
+		fprintf(stderr, "uleload: renice needs CPU %ld and another one\n", cpu);
+		return 1;
+	}
+	for (k = 0; k < 2; k++)
+		if (pthread_create(&threads[k], NULL, renice_spinner, (void *)k))
+			return 1;
+	while (atomic_load(&started) < 2)
+		sleep_for(1000);
+	for (k = 0; k < 2; k++)
+		if (pin_to(renice_tid[k], cpu, false))
+			perror("uleload: sched_setaffinity");
+	/* Both batch, on the CPU together. */
+	sleep_for(1000000);
+	for (k = 0; k < trials; k++) {
+		if (setpriority(PRIO_PROCESS, renice_tid[0], 0))
+			perror("uleload: setpriority 0");
+		end = now_us() + RENICE_WAIT_US;
+		while (!renice_first_just_ran() && now_us() < end)
+			sleep_for(RENICE_POLL_US);
+		if (!renice_first_just_ran())
+			continue;
+		t0 = now_us();
+		if (setpriority(PRIO_PROCESS, renice_tid[0], 19))
+			perror("uleload: setpriority 19");
+		while (atomic_load(&renice_resumed[1]) < t0 && now_us() < t0 + RENICE_WAIT_US)
+			sleep_for(RENICE_POLL_US);
+		waited[n++] = atomic_load(&renice_resumed[1]) < t0 ? RENICE_WAIT_US :
+				atomic_load(&renice_resumed[1]) - t0;
+	}
+	atomic_store(&renice_stop, 1);
+	for (k = 0; k < 2; k++)
+		pthread_join(threads[k], NULL);
+	qsort(waited, n, sizeof(*waited), cmp_long);
+	printf("renice trials %ld med_us %ld min_us %ld max_us %ld\n", n,
+	       n ? waited[n / 2] : -1, n ? waited[0] : -1, n ? waited[n - 1] : -1);
+	free(waited);
+	return 0;
+}
+
 static long arg(char **argv, int i, long min)
 {
 	char *end;
@@ -927,7 +1033,7 @@ static int print_usage(void)
 			"       orphans N SECONDS | forker SECONDS | spawn N |\n"
 			"       pi [WAITER_NICE] | write FILE VALUE | mapper SECONDS |\n"
 			"       mapsread PID SECONDS | merge MIB SECONDS |\n"
-			"       burst KIB SECONDS [batch] |\n"
+			"       burst KIB SECONDS [batch] | renice CPU TRIALS |\n"
 			"       cpuwatch PID STEP_MS WINDOW_MS TID...\n");
 	return 2;
 }
@@ -978,6 +1084,8 @@ int main(int argc, char **argv)
 		return merge(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "burst") && (argc == 4 || (argc == 5 && !strcmp(argv[4], "batch"))))
 		return burst(arg(argv, 2, 1), arg(argv, 3, 1), argc == 5);
+	if (!strcmp(cmd, "renice") && argc == 4)
+		return renice_wait(arg(argv, 2, 0), arg(argv, 3, 1));
 	if (!strcmp(cmd, "spinner") && argc == 3) {
 		spin_until(now_us() + arg(argv, 2, 1) * 1000000L);
 		err = 0;
