@@ -322,6 +322,13 @@ static void ule_set_lowpri(struct rq *rq)
 	WRITE_ONCE(ule->lowpri, pri);
 }
 
+/* The running @p takes @prio; its CPU's best priority follows. */
+static void ule_curr_set_prio(struct rq *rq, struct task_struct *p, unsigned int prio)
+{
+	ule_set_prio(p, prio);
+	ule_set_lowpri(rq);
+}
+
 static void ule_load_add(struct rq *rq, struct task_struct *p)
 {
 	struct ule_rq *ule = ule_rq_of(rq);
@@ -540,8 +547,7 @@ static void ule_resume_work(struct callback_head *work)
 	if (ule_task(p)) {
 		if (ue->flags & ULE_F_KPREEMPT) {
 			ue->flags = ule_boost_update(ue->flags, ULE_EV_USER, false);
-			ule_set_prio(p, ule_compute_prio(p));
-			ule_set_lowpri(rq);
+			ule_curr_set_prio(rq, p, ule_compute_prio(p));
 		}
 		switch_now = (ue->flags & ULE_F_NEEDRESCHED) || ule_rq_of(rq)->lowpri < ue->prio;
 		if (switch_now)
@@ -756,8 +762,7 @@ static void task_tick_ule(struct rq *rq, struct task_struct *p, int queued)
 	if (ule_scored(p) || flags != ue->flags) {
 		prio = ule_compute_prio(p);
 		if (prio != ue->prio) {
-			ule_set_prio(p, prio);
-			ule_set_lowpri(rq);
+			ule_curr_set_prio(rq, p, prio);
 			/* The work the boost was for is done: a better task goes first. */
 			if ((flags & ~ue->flags & ULE_F_KPREEMPT) && ule_rq_of(rq)->lowpri < prio)
 				ule_resched_for(rq, p, ule_rq_of(rq)->lowpri);
@@ -901,8 +906,7 @@ static void task_exit_ule(struct task_struct *p)
 /* The running @p now has @prio: a better queued task takes the CPU. */
 static void ule_curr_prio_changed(struct rq *rq, struct task_struct *p, unsigned int prio)
 {
-	ule_set_prio(p, prio);
-	ule_set_lowpri(rq);
+	ule_curr_set_prio(rq, p, prio);
 	if (ule_rq_of(rq)->lowpri < prio)
 		ule_resched_for(rq, p, ule_rq_of(rq)->lowpri);
 }
@@ -916,12 +920,10 @@ static void prio_changed_ule(struct rq *rq, struct task_struct *p, int oldprio)
 {
 	if (!task_on_rq_queued(p))
 		return;
-	if (task_current(rq, p)) {
-		ule_set_prio(p, ule_compute_prio(p));
-		ule_set_lowpri(rq);
-	} else {
+	if (task_current(rq, p))
+		ule_curr_set_prio(rq, p, ule_compute_prio(p));
+	else
 		check_preempt_curr_ule(rq, p, 0);
-	}
 }
 
 /*

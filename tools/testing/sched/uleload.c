@@ -312,6 +312,19 @@ static pthread_t *start_threads(long n, void *(*fn)(void *), long seconds, long 
 	return threads;
 }
 
+/* @tid on @cpu alone, or (@all_but) on every online CPU but @cpu. */
+static int pin_to(pid_t tid, int cpu, bool all_but)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), i;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < ncpu; i++)
+		if (all_but ? i != cpu : i == cpu)
+			CPU_SET(i, &set);
+	return sched_setaffinity(tid, sizeof(set), &set);
+}
+
 /*
  * Leaving CPU 0 (where the caller pinned everything) for the last CPU
  * forces a migration of this thread right before the spinners are
@@ -323,9 +336,7 @@ static void unpin(long n)
 	cpu_set_t set;
 	long i;
 
-	CPU_ZERO(&set);
-	CPU_SET(last, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (pin_to(0, last, false))
 		perror("uleload: sched_setaffinity marker");
 	for (i = 0; i < CPU_SETSIZE; i++)
 		CPU_SET(i, &set);
@@ -852,18 +863,6 @@ static atomic_long renice_stamp[2], renice_resumed[2];
 static atomic_int renice_stop;
 static pid_t renice_tid[2];
 
-static int pin_to(pid_t tid, int cpu, bool all_but)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), i;
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	for (i = 0; i < ncpu; i++)
-		if (all_but ? i != cpu : i == cpu)
-			CPU_SET(i, &set);
-	return sched_setaffinity(tid, sizeof(set), &set);
-}
-
 static void *renice_spinner(void *arg)
 {
 	long i = (long)arg, last = now_us(), t;
@@ -897,11 +896,14 @@ static int renice_wait(long cpu, long trials)
 
 	if (!waited || cpu >= sysconf(_SC_NPROCESSORS_ONLN) || pin_to(0, cpu, true)) {
 		fprintf(stderr, "uleload: renice needs CPU %ld and another one\n", cpu);
+		free(waited);
 		return 1;
 	}
 	for (k = 0; k < 2; k++)
-		if (pthread_create(&threads[k], NULL, renice_spinner, (void *)k))
-			return 1;
+		if (pthread_create(&threads[k], NULL, renice_spinner, (void *)k)) {
+			perror("uleload: pthread_create");
+			exit(1);
+		}
 	while (atomic_load(&started) < 2)
 		sleep_for(1000);
 	for (k = 0; k < 2; k++)
