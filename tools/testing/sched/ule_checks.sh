@@ -132,9 +132,9 @@ start=$now
 # The ule tracepoints record the sleeper's band changes (checked in e).
 echo >$T/trace
 echo 1 >$T/events/ule/enable
-"$uleload" sleeper 1000 9000 60 >/dev/null &
+"$uleload" sleeper 1000 9000 120 >/dev/null &
 sleeper=$!
-"$uleload" spinner 60 >/dev/null &
+"$uleload" spinner 120 >/dev/null &
 spinner=$!
 # 6 s: a host stall during its 1 ms bursts counts as the sleeper's run
 # time (CI once saw score 30 at 3 s, interactive a second later).
@@ -315,9 +315,9 @@ wait $pinned 2>/dev/null
 # for the end of the spinner's slice (94 ms at a load of 2).
 now_cs
 start=$now
-taskset -c 1 "$uleload" spinner 60 >/dev/null &
+taskset -c 1 "$uleload" spinner 180 >/dev/null &
 spinner=$!
-taskset -c 2 "$uleload" sleeper 1000 9000 60 >$out/lateness.txt &
+taskset -c 2 "$uleload" sleeper 1000 9000 180 >$out/lateness.txt &
 sleeper=$!
 wait_ule /proc/$spinner/sched timeshare 152 223 "$start" 500 || echo "# spinner not batch"
 wait_ule /proc/$sleeper/sched realtime 120 151 "$start" 1000 || echo "# sleeper not interactive"
@@ -389,7 +389,7 @@ echo "$gran" >$G
 # time; 87 % against 71 % in one run). same_after STRICT: the share
 # (%) of the sleeper's runs after which the spinner before it runs again,
 # from 2 s of sched_switch on CPU 1.
-taskset -c 1 "$uleload" spinner 30 >/dev/null &
+taskset -c 1 "$uleload" spinner 180 >/dev/null &
 spinner2=$!
 now_cs
 wait_ule /proc/$spinner2/sched timeshare 152 223 "$now" 500 || echo "# second spinner not batch"
