@@ -46,6 +46,13 @@ def test_qemu_modes_choose_threads_and_clock():
     assert accel("icount") == ["-accel", "tcg,thread=single", "-icount", "shift=auto,sleep=off"]
 
 
+def test_guests_route_pci_interrupts_without_acpi_links():
+    cmd = vm.qemu_command("bzImage", vm.topology("2x4"), "sched=ule", "/tmp")
+    append = cmd[cmd.index("-append") + 1].split()
+    assert "acpi=noirq" in append
+    assert append[-1] == "sched=ule"
+
+
 def test_custom_and_bad_topologies():
     t = vm.topology("2x2x2")
     assert (t.cpus, t.nodes, t.threads) == (8, 2, 2)
