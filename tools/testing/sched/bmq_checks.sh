@@ -175,13 +175,16 @@ share() {
 	ms_a=$(((a1 - a0) / 1000000))
 	ms_b=$(((b1 - b0) / 1000000))
 }
-# at_7 PID...: wait up to 10 s until each PID's boost is +7.
+# at_7 PID...: wait up to 10 s until each PID runs uleload at boost +7; a
+# new task starts at +7, so the shell's fork is there before its exec.
 at_7() {
 	for _i in $(seq 100); do
 		_all=1
 		for _p in "$@"; do
+			_comm=
+			read -r _comm 2>/dev/null </proc/$_p/comm
 			bmq_read /proc/$_p/sched
-			[ "$b_boost" = 7 ] || _all=0
+			[ "$_comm" = uleload ] && [ "$b_boost" = 7 ] || _all=0
 		done
 		[ $_all = 1 ] && return 0
 		sleep 0.1
