@@ -194,13 +194,13 @@ def test_experiments_default_to_their_qemu_mode_unless_told(tmp_path, monkeypatc
 
 
 def test_quick_runs_may_take_another_qemu_mode():
-    """starvation and interactivity-trace scatter least under icount and
-    unpin-spread under TCG, but starvation's quick run on the debug kernel
-    overruns under icount: all three run under MTTCG with --quick only, as
-    CI ran them before. barrier-hpc's completion times scatter least under
+    """starvation, interactivity-trace and sysbench-scaling scatter least
+    under icount and unpin-spread under TCG, but starvation's quick run on
+    the debug kernel overruns under icount: all four run under MTTCG with
+    --quick only, as CI ran them before. barrier-hpc's completion times scatter least under
     MTTCG, its default with and without --quick."""
     ex = reproduce.EXPERIMENTS
-    for name in ("starvation", "interactivity-trace"):
+    for name in ("starvation", "interactivity-trace", "sysbench-scaling"):
         assert ex[name].mode_for(False) == "icount"
         assert ex[name].mode_for(True) == "mttcg"
     assert ex["unpin-spread"].mode_for(False) == "tcg"

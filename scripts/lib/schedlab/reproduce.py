@@ -1264,8 +1264,8 @@ SCALING = {"sysbench-threads": bench_info("s"), "sysbench-mutex": bench_info("s"
               "the cores, up to three times, on most wakeups (13 % of CPU cycles); with a "
               "wakeup returning the previous CPU there was no difference.",
     classes=CLASSES, variants=CLASSES, base="cfs", topologies=SCALING_TOPOLOGIES,
-    quick_topologies=("1x2",), seconds_per_round=40, quick_seconds=35,
-    estimates=(("1x2", 20), ("2x4", 35), ("4x8", 100)))
+    quick_topologies=("1x2",), qemu_mode="icount", quick_qemu_mode="mttcg",
+    seconds_per_round=50, quick_seconds=35, estimates=(("1x2", 25), ("2x4", 45), ("4x8", 130)))
 def sysbench_scaling(ctx, topology):
     """class_bench.sh's two sysbench runs on one topology; runs are named
     "sysbench-threads 2x4" and so on, so the topologies sit side by side."""
