@@ -181,10 +181,8 @@ at_7() {
 	for _i in $(seq 100); do
 		_all=1
 		for _p in "$@"; do
-			_comm=
-			read -r _comm 2>/dev/null </proc/$_p/comm
 			bmq_read /proc/$_p/sched
-			[ "$_comm" = uleload ] && [ "$b_boost" = 7 ] || _all=0
+			runs_uleload /proc/$_p && [ "$b_boost" = 7 ] || _all=0
 		done
 		[ $_all = 1 ] && return 0
 		sleep 0.1

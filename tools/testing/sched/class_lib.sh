@@ -71,6 +71,15 @@ now_cs() {
 	now=${_up%.*}${_up#*.}
 }
 
+# runs_uleload DIR: the task of /proc DIR (PID or PID/task/TID) has
+# exec'd uleload. Before that it is the shell's fork (taskset, nice),
+# whose inherited state can already pass a check meant for uleload.
+runs_uleload() {
+	_comm=
+	read -r _comm 2>/dev/null <"$1/comm"
+	[ "$_comm" = uleload ]
+}
+
 # cpu_ns PID: sets ns to the time the task has run, wait_ns to the time
 # it waited on a run queue and runs to the times it got a CPU, from
 # /proc/PID/schedstat. No command

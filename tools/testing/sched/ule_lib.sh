@@ -60,15 +60,12 @@ queue_of() {
 # wait_ule SCHEDFILE QUEUE MIN MAX START_CS LIMIT_CS: poll every 0.1 s until
 # the task's ule.queue is QUEUE and MIN <= ule.prio <= MAX, for at most
 # LIMIT_CS centiseconds after START_CS; sets waited (cs since START_CS).
-# The task must run uleload by then: before its exec it is the shell's
-# fork (taskset, nice), whose inherited priority may already be in range.
+# The task must run uleload by then (runs_uleload).
 wait_ule() {
 	while :; do
 		now_cs
 		waited=$((now - $5))
-		_comm=
-		read -r _comm 2>/dev/null <"${1%/sched}/comm"
-		[ "$_comm" = uleload ] && ule_read "$1" && [ "$u_queue" = "$2" ] &&
+		runs_uleload "${1%/sched}" && ule_read "$1" && [ "$u_queue" = "$2" ] &&
 			in_range "$u_prio" "$3" "$4" && return 0
 		[ "$waited" -ge "$6" ] && return 1
 		sleep 0.1
