@@ -122,16 +122,17 @@ static unsigned int ule_score(struct task_struct *p)
 static unsigned int ule_own_prio(struct task_struct *p)
 {
 	struct sched_ule_entity *ue = &p->ule;
+	unsigned int interact = READ_ONCE(sysctl_sched_ule_interact);
 	int nice = task_nice(p);
 	unsigned int prio;
 
 	if (p->policy == SCHED_IDLE)
 		return ULE_PRI_MIN_IDLE + (nice + ULE_NICE_HALF) * 31 / 39;
-	prio = ule_timeshare_prio(ule_score(p), nice,
+	prio = ule_timeshare_prio(ule_prio_score(ue->runtime, ue->slptime, interact),
+				  nice,
 				  ule_pri_ticks(ue->pct_run,
 						ule_since(ue->pct_last, ue->pct_first)),
-				  p->policy == SCHED_BATCH ? 0 :
-				  READ_ONCE(sysctl_sched_ule_interact));
+				  p->policy == SCHED_BATCH ? 0 : interact);
 	if (p->flags & PF_KTHREAD)
 		return ule_kthread_prio(nice, ue->flags & ULE_F_KSPENT, prio);
 	return prio;
@@ -214,21 +215,12 @@ static inline bool ule_on_runq(struct task_struct *p)
 	return p->ule.runq != ULE_RUNQ_NONE;
 }
 
-/* The queue a priority belongs to: its band. */
-static unsigned int ule_runq_for(unsigned int prio)
-{
-	if (prio < ULE_PRI_MIN_BATCH)
-		return ULE_RUNQ_REALTIME;
-	if (prio <= ULE_PRI_MAX_BATCH)
-		return ULE_RUNQ_TIMESHARE;
-	return ULE_RUNQ_IDLE;
-}
-
 /*
  * tdq_runq_add(): a preempted task goes to the head of its list (for
- * batch tasks, of the slot being drained) to finish its slice first.
+ * batch tasks, of the slot being drained) to finish its slice first;
+ * see enum ule_add for the others.
  */
-static void ule_runq_add(struct rq *rq, struct task_struct *p, bool preempted)
+static void ule_runq_add(struct rq *rq, struct task_struct *p, enum ule_add how)
 {
 	struct ule_rq *ule = ule_rq_of(rq);
 	struct sched_ule_entity *ue = &p->ule;
@@ -242,18 +234,30 @@ static void ule_runq_add(struct rq *rq, struct task_struct *p, bool preempted)
 		ue->flags |= ULE_F_XFERABLE;
 	}
 	SCHED_WARN_ON(ule->transferable > ule->load);
-	if (id == ULE_RUNQ_TIMESHARE)
-		index = preempted ? ule->ridx : ule_calendar_slot(pri, ule->idx, ule->ridx);
-	else
-		index = pri / ULE_RQ_PPQ;
+	index = ule_add_index(how, pri, ule->idx, ule->ridx, ue->rqindex);
 	q = ule_runq_of(ule, id);
-	if (preempted)
+	if (how == ULE_ADD_PREEMPTED)
 		list_add(&ue->run_list, &q->queue[index]);
 	else
 		list_add_tail(&ue->run_list, &q->queue[index]);
 	__set_bit(index, q->bits);
 	ue->runq = id;
 	ue->rqindex = index;
+}
+
+/*
+ * Back in its queue after a priority change (sched_thread_priority()):
+ * @ridx is the removal index before it left, restored for a task kept in
+ * the slot being drained, which its leaving had moved on.
+ */
+static void ule_requeue(struct rq *rq, struct task_struct *p, enum ule_add how, u8 ridx)
+{
+	struct ule_rq *ule = ule_rq_of(rq);
+
+	if (how == ULE_ADD_KEEP && ule_runq_for(p->ule.prio) == ULE_RUNQ_TIMESHARE &&
+	    p->ule.rqindex == ridx)
+		ule->ridx = ridx;
+	ule_runq_add(rq, p, how);
 }
 
 /* tdq_runq_rem(): draining the removal slot moves it on. */
@@ -434,15 +438,31 @@ static void ule_account_sleep(struct task_struct *p, u64 now)
 	ule_pct_update(ue, now, false);
 }
 
+/* What a queued task's priority depends on that the core may change. */
+static inline u32 ule_prio_key(struct task_struct *p)
+{
+	return (u32)p->policy << 16 | (u32)p->static_prio << 8 | (u32)p->prio;
+}
+
 static void enqueue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 {
 	struct sched_ule_entity *ue = &p->ule;
+	struct ule_rq *ule = ule_rq_of(rq);
+	bool restore = ule->saved == p && (flags & ENQUEUE_RESTORE);
+	unsigned int old = ue->prio;
 
+	ule->saved = NULL;
 	if (flags & ENQUEUE_WAKEUP)
 		ule_account_sleep(p, rq_clock(rq));
-	ule_set_prio(p, ule_compute_prio(p));
+	/* An affinity or group change leaves it as it was (sched_affinity()). */
+	if (!restore || ule->saved_key != ule_prio_key(p))
+		ule_set_prio(p, ule_compute_prio(p));
 	ule_load_add(rq, p);
-	ule_runq_add(rq, p, false);
+	/* Requeued by a nice, policy or lent priority change: see enum ule_add. */
+	if (restore)
+		ule_requeue(rq, p, ule_requeue_how(old, ue->prio), ule->saved_ridx);
+	else
+		ule_runq_add(rq, p, ULE_ADD_BY_PRIO);
 	/*
 	 * Busy from now on for placement, as FreeBSD's sched_add() raises the
 	 * load at once: waiting for the switch would let the next fork count
@@ -479,10 +499,17 @@ static void dequeue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 	if (task_current(rq, p))
 		update_curr_ule(rq);
 	if (ule_on_runq(p)) {
+		u8 ridx = ule_rq_of(rq)->ridx;
+
 		ule_runq_rem(rq, p);
 		/* A requeue (DEQUEUE_SAVE) is not a departure. */
-		if (!(flags & DEQUEUE_SAVE))
+		if (flags & DEQUEUE_SAVE) {
+			ule_rq_of(rq)->saved = p;
+			ule_rq_of(rq)->saved_key = ule_prio_key(p);
+			ule_rq_of(rq)->saved_ridx = ridx;
+		} else {
 			ule_preempt_lapse(rq, p);
+		}
 	}
 	ule_load_rem(rq, p);
 	if (flags & DEQUEUE_SLEEP) {
@@ -709,7 +736,8 @@ static void put_prev_task_ule(struct rq *rq, struct task_struct *p)
 	ue->last_ran = rq_clock(rq);
 	if ((ue->flags & ULE_F_QUEUED) && !ule_on_runq(p)) {
 		ule_switch_boost(rq, p);
-		ule_runq_add(rq, p, ule_requeue_head(ue->flags));
+		ule_runq_add(rq, p, ule_requeue_head(ue->flags) ?
+			     ULE_ADD_PREEMPTED : ULE_ADD_BY_PRIO);
 		if (ue->prio < ule_rq_of(rq)->lowpri)
 			WRITE_ONCE(ule_rq_of(rq)->lowpri, ue->prio);
 	}
@@ -933,6 +961,8 @@ static void prio_changed_ule(struct rq *rq, struct task_struct *p, int oldprio)
 void ule_pi_changed(struct rq *rq, struct task_struct *p)
 {
 	unsigned int prio = ule_compute_prio(p);
+	enum ule_add how;
+	u8 ridx;
 
 	if (prio == p->ule.prio)
 		return;
@@ -944,9 +974,11 @@ void ule_pi_changed(struct rq *rq, struct task_struct *p)
 		ule_curr_prio_changed(rq, p, prio);
 		return;
 	}
+	how = ule_requeue_how(p->ule.prio, prio);
+	ridx = ule_rq_of(rq)->ridx;
 	ule_runq_rem(rq, p);
 	ule_set_prio(p, prio);
-	ule_runq_add(rq, p, false);
+	ule_requeue(rq, p, how, ridx);
 	ule_set_lowpri(rq);
 	check_preempt_curr_ule(rq, p, 0);
 }
@@ -971,6 +1003,9 @@ static void switched_to_ule(struct rq *rq, struct task_struct *p)
 
 static void switched_from_ule(struct rq *rq, struct task_struct *p)
 {
+	/* Saved on its way out of the class: no ENQUEUE_RESTORE here follows. */
+	if (ule_rq_of(rq)->saved == p)
+		ule_rq_of(rq)->saved = NULL;
 }
 
 static unsigned int get_rr_interval_ule(struct rq *rq, struct task_struct *task)
@@ -1966,6 +2001,25 @@ void ule_proc_show_task(struct task_struct *p, struct seq_file *m)
 		   window ? div64_u64(ue->pct_run * 100, max_t(u64, window, NSEC_PER_SEC)) : 0);
 }
 
+/*
+ * A new slice also sets the minimum slice, as FreeBSD's kern.sched.quantum
+ * does; sched_ule_slice_min_us may be set on its own after it.
+ */
+static int ule_slice_sysctl(struct ctl_table *table, int write, void *buffer,
+			    size_t *lenp, loff_t *ppos)
+{
+	static DEFINE_MUTEX(slice_mutex);
+	int ret;
+
+	mutex_lock(&slice_mutex);
+	ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+	if (!ret && write)
+		WRITE_ONCE(sysctl_sched_ule_slice_min_us,
+			   ule_slice_min_of(READ_ONCE(sysctl_sched_ule_slice_us)));
+	mutex_unlock(&slice_mutex);
+	return ret;
+}
+
 static int ule_interact_max = ULE_INTERACT_MAX;
 static int ule_prio_max = ULE_PRI_MAX_IDLE;
 static int ule_slice_us_min = 1000;
@@ -1991,7 +2045,7 @@ static struct ctl_table ule_sysctls[] = {
 		.data		= &sysctl_sched_ule_slice_us,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= ule_slice_sysctl,
 		.extra1		= &ule_slice_us_min,
 		.extra2		= &ule_slice_us_max,
 	},

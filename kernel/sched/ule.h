@@ -114,6 +114,39 @@ struct ule_runq {
 };
 
 /* FreeBSD's struct tdq: one per CPU, inside struct rq. */
+/* The queue a priority belongs to: its band. */
+static inline unsigned int ule_runq_for(unsigned int prio)
+{
+	if (prio < ULE_PRI_MIN_BATCH)
+		return ULE_RUNQ_REALTIME;
+	if (prio <= ULE_PRI_MAX_BATCH)
+		return ULE_RUNQ_TIMESHARE;
+	return ULE_RUNQ_IDLE;
+}
+
+/* Where tdq_runq_add() puts a task back in its queue. */
+enum ule_add {
+	ULE_ADD_BY_PRIO,	/* tail of its priority's list or calendar slot */
+	ULE_ADD_PREEMPTED,	/* head, of slot ridx for batch (SRQ_PREEMPTED) */
+	ULE_ADD_BORROWED,	/* tail, of slot ridx for batch (SRQ_BORROWING) */
+	ULE_ADD_KEEP,		/* tail of the list it was in */
+};
+
+/*
+ * sched_thread_priority() on a queued task: a better priority re-adds it
+ * as borrowed, so a batch task runs next; an equal or worse one leaves it
+ * in its list. A task here always waits in its own band, so one whose
+ * band got worse moves to its new band.
+ */
+static inline enum ule_add ule_requeue_how(unsigned int old_prio, unsigned int new_prio)
+{
+	if (new_prio < old_prio)
+		return ULE_ADD_BORROWED;
+	if (ule_runq_for(new_prio) == ule_runq_for(old_prio))
+		return ULE_ADD_KEEP;
+	return ULE_ADD_BY_PRIO;
+}
+
 struct ule_rq {
 	struct ule_runq		realtime;
 	struct ule_runq		timeshare;
@@ -133,6 +166,14 @@ struct ule_rq {
 	u8			ridx;
 	/* Runqueue clock of the last calendar step. */
 	u64			calendar_clock;
+	/*
+	 * The queued task a DEQUEUE_SAVE took off its list, until its
+	 * ENQUEUE_RESTORE or its leaving the class: what its priority
+	 * depended on (ule_prio_key()) and ridx before it left.
+	 */
+	struct task_struct	*saved;
+	u32			saved_key;
+	u8			saved_ridx;
 #ifdef CONFIG_SMP
 	/* Utilisation of ULE tasks for schedutil (PELT, like avg_rt). */
 	struct sched_avg	avg;
@@ -180,6 +221,20 @@ static inline unsigned int ule_interact_score(u64 run, u64 slp)
 		return div64_u64(run, div);
 	}
 	return run ? ULE_INTERACT_HALF : 0;
+}
+
+/*
+ * The score sched_priority() classifies by. At a threshold of at most
+ * ULE_INTERACT_HALF a task that runs at least as long as it sleeps cannot
+ * score below it, and FreeBSD returns ULE_INTERACT_HALF without working
+ * the ratio out: only nice then decides, and a task with no history yet
+ * starts batch. The full ratio stays what ule.score shows.
+ */
+static inline unsigned int ule_prio_score(u64 run, u64 slp, unsigned int interact)
+{
+	if (interact <= ULE_INTERACT_HALF && run >= slp)
+		return ULE_INTERACT_HALF;
+	return ule_interact_score(run, slp);
 }
 
 /*
@@ -355,6 +410,29 @@ static inline unsigned int ule_calendar_slot(unsigned int prio, unsigned int idx
 	if (ridx != idx && slot == ridx)
 		slot = (slot + ULE_RQ_NQS - 1) % ULE_RQ_NQS;
 	return slot;
+}
+
+/* sysctl_kern_quantum(): a new slice sets the minimum slice to a sixth. */
+static inline int ule_slice_min_of(int slice_us)
+{
+	return max(1, slice_us / ULE_SLICE_MIN_DIVISOR);
+}
+
+/*
+ * The list tdq_runq_add() puts a task of priority @prio in, given how
+ * (@how), the calendar's indexes and the list it was in (@kept).
+ */
+static inline unsigned int ule_add_index(enum ule_add how, unsigned int prio,
+					 unsigned int idx, unsigned int ridx,
+					 unsigned int kept)
+{
+	if (how == ULE_ADD_KEEP)
+		return kept;
+	if (ule_runq_for(prio) != ULE_RUNQ_TIMESHARE)
+		return prio / ULE_RQ_PPQ;
+	if (how == ULE_ADD_BY_PRIO)
+		return ule_calendar_slot(prio, idx, ridx);
+	return ridx;
 }
 
 /*

@@ -133,6 +133,74 @@ static void ule_test_priority_bands(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ule_pri_ticks(MS(100), MS(100)), 3U);
 }
 
+/*
+ * sched_interact_score()'s shortcut: at a threshold of 50 or less a task
+ * that runs at least as long as it sleeps scores 50, history or none.
+ */
+static void ule_test_prio_score_shortcut(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ule_prio_score(MS(400), MS(100), 30), 50U);
+	KUNIT_EXPECT_EQ(test, ule_prio_score(MS(100), MS(100), 30), 50U);
+	KUNIT_EXPECT_EQ(test, ule_prio_score(0, 0, 30), 50U);
+	KUNIT_EXPECT_EQ(test, ule_prio_score(MS(400), MS(100), 50), 50U);
+	/* Sleeping more than running: the ratio, as before. */
+	KUNIT_EXPECT_EQ(test, ule_prio_score(MS(100), MS(400), 30), 12U);
+	/* Above 50 the ratio counts either way. */
+	KUNIT_EXPECT_EQ(test, ule_prio_score(MS(400), MS(100), 51), 88U);
+	KUNIT_EXPECT_EQ(test, ule_prio_score(0, 0, 51), 0U);
+	/*
+	 * What it changes: at a threshold of 40 a nice -15 hog scores 35 and
+	 * is interactive (32 / 40 rounds to 0: priority 120); by its ratio
+	 * (88 - 15) it would be batch. At 30 it is batch either way.
+	 */
+	KUNIT_EXPECT_EQ(test, ule_timeshare_prio(ule_prio_score(MS(400), MS(100), 40),
+						 -15, 0, 40), 120U);
+	KUNIT_EXPECT_GE(test, ule_timeshare_prio(ule_interact_score(MS(400), MS(100)),
+						 -15, 0, 40), (unsigned int)ULE_PRI_MIN_BATCH);
+	KUNIT_EXPECT_GE(test, ule_timeshare_prio(ule_prio_score(MS(400), MS(100), 30),
+						 -15, 0, 30), (unsigned int)ULE_PRI_MIN_BATCH);
+	/* No history: batch from the start at nice 0, as on FreeBSD. */
+	KUNIT_EXPECT_GE(test, ule_timeshare_prio(ule_prio_score(0, 0, 30), 0, 0, 30),
+			(unsigned int)ULE_PRI_MIN_BATCH);
+}
+
+/* sysctl_kern_quantum(): the minimum slice is a sixth of the slice. */
+static void ule_test_slice_min_follows_slice(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ule_slice_min_of(ULE_SLICE_DEFAULT_NS / NSEC_PER_USEC),
+			(int)(ULE_SLICE_DEFAULT_NS / ULE_SLICE_MIN_DIVISOR / NSEC_PER_USEC));
+	KUNIT_EXPECT_EQ(test, ule_slice_min_of(60000), 10000);
+	KUNIT_EXPECT_EQ(test, ule_slice_min_of(1000), 166);
+	KUNIT_EXPECT_EQ(test, ule_slice_min_of(5), 1);
+}
+
+/*
+ * sched_thread_priority() on a queued task: a better priority runs next
+ * among batch tasks (slot ridx); an equal or worse one stays in its list
+ * unless its band changes.
+ */
+static void ule_test_requeue_on_priority_change(struct kunit *test)
+{
+	/* Batch 180 -> 170: to ridx, not its calendar slot 26. */
+	KUNIT_EXPECT_EQ(test, ule_requeue_how(180, 170), ULE_ADD_BORROWED);
+	KUNIT_EXPECT_EQ(test, ule_add_index(ULE_ADD_BORROWED, 170, 10, 7, 33), 7U);
+	KUNIT_EXPECT_EQ(test, ule_add_index(ULE_ADD_BY_PRIO, 170, 10, 7, 33), 26U);
+	/* Equal or worse within its band: the list it was in. */
+	KUNIT_EXPECT_EQ(test, ule_requeue_how(170, 170), ULE_ADD_KEEP);
+	KUNIT_EXPECT_EQ(test, ule_requeue_how(170, 190), ULE_ADD_KEEP);
+	KUNIT_EXPECT_EQ(test, ule_add_index(ULE_ADD_KEEP, 190, 10, 7, 33), 33U);
+	KUNIT_EXPECT_EQ(test, ule_requeue_how(121, 140), ULE_ADD_KEEP);
+	/* Worse into another band: where the new priority goes. */
+	KUNIT_EXPECT_EQ(test, ule_requeue_how(140, 180), ULE_ADD_BY_PRIO);
+	KUNIT_EXPECT_EQ(test, ule_requeue_how(200, 230), ULE_ADD_BY_PRIO);
+	/* Better into the realtime band: the list of its priority. */
+	KUNIT_EXPECT_EQ(test, ule_requeue_how(180, 130), ULE_ADD_BORROWED);
+	KUNIT_EXPECT_EQ(test, ule_add_index(ULE_ADD_BORROWED, 130, 10, 7, 33),
+			130U / ULE_RQ_PPQ);
+	/* A preempted batch task goes to slot ridx as well (at its head). */
+	KUNIT_EXPECT_EQ(test, ule_add_index(ULE_ADD_PREEMPTED, 200, 10, 7, 33), 7U);
+}
+
 static void ule_test_calendar_slot(struct kunit *test)
 {
 	/* Best batch priority: the insert index itself. */
@@ -289,7 +357,10 @@ static struct kunit_case ule_test_cases[] = {
 	KUNIT_CASE(ule_test_history_update),
 	KUNIT_CASE(ule_test_fork_scaling),
 	KUNIT_CASE(ule_test_priority_bands),
+	KUNIT_CASE(ule_test_prio_score_shortcut),
+	KUNIT_CASE(ule_test_slice_min_follows_slice),
 	KUNIT_CASE(ule_test_calendar_slot),
+	KUNIT_CASE(ule_test_requeue_on_priority_change),
 	KUNIT_CASE(ule_test_slice_by_load),
 	KUNIT_CASE(ule_test_sleep_credit),
 	KUNIT_CASE(ule_test_kernel_preempt_boost),

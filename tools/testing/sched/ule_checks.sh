@@ -9,7 +9,9 @@
 #      and 0.6 ms sleeps within 8 s (FreeBSD credits the tick boundaries a
 #      sleep crosses, so sleeps shorter than a tick count);
 #   c. the kernel.sched_ule_* sysctls: defaults, rejected writes, writes
-#      that take effect (sched_ule_interact=0 makes the sleeper batch);
+#      that take effect (sched_ule_interact=0 makes the sleeper batch;
+#      at 40 a nice -15 spinner is interactive, FreeBSD's score shortcut;
+#      sched_ule_slice_us sets the minimum slice to a sixth of it);
 #   d. a nice 19 spinner gets a larger (worse) priority than a nice 0 one;
 #   e. the ule tracepoints: ule_interactive traces the sleeper's band
 #      changes of b and c; spinners pinned to CPU 0 then unpinned are
@@ -68,7 +70,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..76"
+echo "1..79"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -215,6 +217,10 @@ for name in sched_ule_slice_us sched_ule_slice_min_us sched_ule_balance_interval
 	sched_ule_steal_thresh sched_ule_wakeup_gran_us; do
 	rejects_einval $name abc
 done
+# FreeBSD's kern.sched.quantum (microseconds) sets the minimum slice too.
+got=$("$uleload" write $K/sched_ule_slice_us 60000)
+check "$got $(cat $K/sched_ule_slice_min_us)" "ok 10000" \
+	"kernel.sched_ule_slice_us=60000 sets sched_ule_slice_min_us to 10000"
 for kv in $VALID; do
 	got=$("$uleload" write $K/${kv%=*} ${kv#*=})
 	check "$got $(cat $K/${kv%=*})" "ok ${kv#*=}" "kernel.${kv%=*} takes ${kv#*=}"
@@ -235,6 +241,30 @@ if wait_ule /proc/$sleeper/sched realtime 120 151 "$now" 300; then
 else
 	not_ok "sched_ule_interact=30: sleeper interactive again within 3 s: $(ule_state)"
 fi
+# At a threshold of 50 or less FreeBSD scores a task that runs at least as
+# long as it sleeps 50 without working out the ratio, so nice alone
+# decides: at 40 a nice -15 spinner scores 35 and is interactive (120:
+# 32 interactive priorities over 40 scores round to 0 per score); at 30
+# it is batch. The full ratio (about 100 here) would keep it batch.
+echo 40 >$K/sched_ule_interact
+now_cs
+start=$now
+taskset -c 1 nice -n -15 "$uleload" spinner 20 >/dev/null &
+hog=$!
+if wait_ule /proc/$hog/sched realtime 120 120 "$start" 300; then
+	ok "sched_ule_interact=40: a nice -15 spinner is interactive after $waited cs"
+else
+	not_ok "sched_ule_interact=40: a nice -15 spinner interactive within 3 s: $(ule_state)"
+fi
+echo 30 >$K/sched_ule_interact
+now_cs
+if wait_ule /proc/$hog/sched timeshare 152 223 "$now" 300; then
+	ok "sched_ule_interact=30: the nice -15 spinner batch after $waited cs: $(ule_state)"
+else
+	not_ok "sched_ule_interact=30: the nice -15 spinner batch within 3 s: $(ule_state)"
+fi
+kill $hog
+wait $hog 2>/dev/null
 kill $sleeper $spinner
 wait $sleeper $spinner 2>/dev/null
 # e. ule:ule_interactive saw the sleeper turn batch and interactive.
