@@ -1026,6 +1026,7 @@ void init_ule_rq(struct ule_rq *ule)
 	ule->preempt_pri = ULE_PRI_MAX_IDLE;
 #ifdef CONFIG_SMP
 	INIT_CSD(&ule->steal_csd, ule_steal_ipi, container_of(ule, struct rq, ule));
+	WARN_ON_ONCE(!zalloc_cpumask_var(&ule->steal_mask, GFP_KERNEL));
 #endif
 }
 
@@ -1525,12 +1526,24 @@ static struct task_struct *ule_move_one(struct rq *src, struct rq *dst,
 	return p;
 }
 
+/* Fresh searches after reading a CPU's load stale (FreeBSD: no limit). */
+#define ULE_STEAL_RESTARTS	2
+
+/* @src still has what an idle steal wants: a load of @thresh, one to give. */
+static bool ule_can_give(struct rq *src, int thresh)
+{
+	return READ_ONCE(src->ule.load) >= thresh && READ_ONCE(src->ule.transferable);
+}
+
 /*
  * tdq_idled(): a CPU about to idle takes one task from the most loaded
  * CPU sharing its smallest domain that has one to give, widening to the
- * whole machine. FreeBSD first tries tdq_trysteal() (two levels, a
- * trylock) on the way out of sched_switch() and runs this full search
- * from the idle thread right after; here the full search runs at once.
+ * whole machine. A CPU with nothing this one may run (affinity) is left
+ * out and the same domain searched again; a load read stale restarts
+ * from the smallest domain. FreeBSD first tries tdq_trysteal() (two
+ * levels, a trylock) on the way out of sched_switch() and runs this full
+ * search from the idle thread right after; here the full search runs at
+ * once.
  *
  * Context: balance() or the steal IPI, IRQs off, @this_rq locked and
  * unpinned; double_lock_balance() may drop and retake that lock.
@@ -1538,36 +1551,55 @@ static struct task_struct *ule_move_one(struct rq *src, struct rq *dst,
 static bool ule_idle_steal(struct rq *this_rq)
 {
 	int this_cpu = cpu_of(this_rq), thresh = READ_ONCE(sysctl_sched_ule_steal_thresh);
+	struct cpumask *cand;
 	struct sched_domain *sd;
+	int restarts = 0;
 	bool moved = false;
 
 	lockdep_assert_rq_held(this_rq);
-	if (!thresh || !cpu_active(this_cpu))
+	if (!thresh || !cpu_active(this_cpu) || !cpumask_available(this_rq->ule.steal_mask))
 		return false;
+	cand = this_rq->ule.steal_mask;
+	cpumask_andnot(cand, cpu_active_mask, cpumask_of(this_cpu));
 	rcu_read_lock();
-	for (sd = rcu_dereference(this_rq->sd); sd && !moved; sd = sd->parent) {
-		struct task_struct *p;
+restart:
+	sd = rcu_dereference(this_rq->sd);
+	while (sd && !moved) {
 		struct rq *src;
+		bool stale;
 		int cpu;
 
 		cpu = sched_ev_search(SCHED_EV_ULE_STEAL, this_cpu,
-				      ule_highest(sd, NULL, sched_domain_span(sd), thresh, 1));
+				      ule_highest(sd, NULL, cand, thresh, 1));
 		if (this_rq->ule.load)
 			break;
-		if (cpu < 0 || cpu == this_cpu)
+		if (cpu < 0) {
+			sd = sd->parent;
 			continue;
-		src = cpu_rq(cpu);
-		if (READ_ONCE(src->ule.load) < thresh || !READ_ONCE(src->ule.transferable))
-			continue;
-		double_lock_balance(this_rq, src);
-		if (!this_rq->ule.load && src->ule.load >= thresh && src->ule.transferable) {
-			/* double_lock_balance() marked both clocks stale. */
-			update_rq_clock(this_rq);
-			update_rq_clock(src);
-			p = ule_move_one(src, this_rq, SCHED_MIGRATE_IDLE_BALANCE);
-			moved = !!p;
 		}
-		double_unlock_balance(this_rq, src);
+		src = cpu_rq(cpu);
+		stale = !ule_can_give(src, thresh);
+		if (!stale) {
+			double_lock_balance(this_rq, src);
+			stale = !ule_can_give(src, thresh);
+			if (!stale && !this_rq->ule.load) {
+				/* double_lock_balance() marked both clocks stale. */
+				update_rq_clock(this_rq);
+				update_rq_clock(src);
+				moved = !!ule_move_one(src, this_rq, SCHED_MIGRATE_IDLE_BALANCE);
+				/* Nothing there this CPU may run: the same level without it. */
+				if (!moved)
+					__cpumask_clear_cpu(cpu, cand);
+			}
+			double_unlock_balance(this_rq, src);
+		}
+		if (this_rq->ule.load)
+			break;
+		if (stale) {
+			if (restarts++ >= ULE_STEAL_RESTARTS)
+				break;
+			goto restart;
+		}
 	}
 	rcu_read_unlock();
 	return moved;

@@ -179,6 +179,8 @@ struct ule_rq {
 	struct sched_avg	avg;
 	/* Wakes this CPU, when idle, to steal a task; one sender at a time. */
 	call_single_data_t	steal_csd;
+	/* CPUs its idle steal may still take from; its own CPU, IRQs off. */
+	cpumask_var_t		steal_mask;
 	atomic_t		steal_kicked;
 	/* Has the lone running task pick a CPU again; pending under rq lock. */
 	struct cpu_stop_work	repick_work;

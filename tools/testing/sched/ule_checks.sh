@@ -33,7 +33,11 @@
 #      thread starts with its creator's whole history at no charge;
 #   i. renice: a running spinner reniced below the one waiting beside it
 #      keeps the CPU until its slice ends (FreeBSD's sched_nice() asks for
-#      no switch).
+#      no switch);
+#   j. idle stealing: a CPU that goes idle beside a busiest CPU whose
+#      tasks may not come to it takes one from the next busiest in the same
+#      domain (FreeBSD's tdq_idled() leaves the first out and searches
+#      the level again).
 # Usage: ule_checks.sh OUTDIR ULELOAD
 out=${1:?usage: $0 OUTDIR ULELOAD}
 uleload=${2:?usage: $0 OUTDIR ULELOAD}
@@ -70,7 +74,7 @@ consistent() {
 }
 
 echo "TAP version 13"
-echo "1..79"
+echo "1..80"
 
 # a. Classes and the ule.* lines of every task.
 check "$(cat $K/sched_class)" ule "kernel.sched_class is ule"
@@ -620,4 +624,43 @@ if [ "$1" = renice ] && is_int "$3" && [ "$3" -ge 10 ] &&
 else
 	not_ok "a reniced running spinner keeps the CPU until its slice ends (median wait ${5:-none} us of ${3:-no} trials, want $((max_slice / 2))-$((2 * max_slice)))"
 fi
+
+# j. Idle stealing past a CPU with nothing to give this one. In CPU 0's
+# smallest domain (0-3 on 2x4): CPU 1 runs 3 spinners allowed on 1 and
+# 3, CPU 2 two allowed on 0 and 2, CPU 3 one of its own, CPU 0 one of
+# its own; all placed pinned, then widened. The balancer is held off, so
+# when CPU 0's spinner ends, only its idle steal can take CPU 2's
+# waiting spinner; the search first finds CPU 1, whose tasks may not
+# come. Before, it went on to the next domain, found CPU 1 again and
+# left CPU 0 idle.
+interval=$(cat $K/sched_ule_balance_interval_ms)
+echo 60000 >$K/sched_ule_balance_interval_ms
+sleep 2
+taskset -c 1 "$uleload" spinners 3 60 >/dev/null &
+b=$!
+taskset -c 2 "$uleload" spinners 2 60 >/dev/null &
+c=$!
+taskset -c 3 "$uleload" spinner 60 >/dev/null &
+d=$!
+taskset -c 0 "$uleload" spinner 60 >/dev/null &
+a=$!
+sleep 1
+taskset -a -p -c 1,3 $b >/dev/null
+taskset -a -p -c 0,2 $c >/dev/null
+sleep 1
+echo >$T/trace
+echo 1 >$T/events/ule/ule_transfer/enable
+kill $a
+sleep 1
+echo 0 >$T/events/ule/ule_transfer/enable
+if grep -q "ule_transfer: .* src=2 dst=0 .* by=steal" $T/trace; then
+	ok "idle CPU 0 stole from CPU 2 past CPU 1, whose tasks may not run on it"
+else
+	not_ok "idle CPU 0 stole from CPU 2 past CPU 1, whose tasks may not run on it"
+	grep "ule_transfer" $T/trace | tail -5 | sed 's/^/# /'
+	echo "# CPUs of CPU 2's spinners: $(cpus_of $c "$(ls /proc/$c/task)")"
+fi
+kill $b $c $d 2>/dev/null
+wait $a $b $c $d 2>/dev/null
+echo "$interval" >$K/sched_ule_balance_interval_ms
 tap_done
