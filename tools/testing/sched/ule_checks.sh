@@ -229,44 +229,30 @@ for kv in $VALID; do
 	got=$("$uleload" write $K/${kv%=*} ${kv#*=})
 	check "$got $(cat $K/${kv%=*})" "ok ${kv#*=}" "kernel.${kv%=*} takes ${kv#*=}"
 done
+# at_interact N PID QUEUE LO HI WHAT: with sched_ule_interact set to N,
+# task PID reaches QUEUE at a priority in LO-HI within 3 s.
+at_interact() {
+	echo "$1" >$K/sched_ule_interact
+	now_cs
+	if wait_ule /proc/$2/sched "$3" "$4" "$5" "$now" 300; then
+		ok "sched_ule_interact=$1: $6 after $waited cs"
+	else
+		not_ok "sched_ule_interact=$1: $6 within 3 s: $(ule_state)"
+	fi
+}
 # Nothing is interactive below a threshold of 0, so the sleeper turns
 # batch at its next wakeup; back at 30 it is interactive again.
-echo 0 >$K/sched_ule_interact
-now_cs
-if wait_ule /proc/$sleeper/sched timeshare 152 223 "$now" 300; then
-	ok "sched_ule_interact=0: sleeper batch after $waited cs"
-else
-	not_ok "sched_ule_interact=0: sleeper batch within 3 s: $(ule_state)"
-fi
-echo 30 >$K/sched_ule_interact
-now_cs
-if wait_ule /proc/$sleeper/sched realtime 120 151 "$now" 300; then
-	ok "sched_ule_interact=30: sleeper interactive again after $waited cs"
-else
-	not_ok "sched_ule_interact=30: sleeper interactive again within 3 s: $(ule_state)"
-fi
+at_interact 0 $sleeper timeshare 152 223 "sleeper batch"
+at_interact 30 $sleeper realtime 120 151 "sleeper interactive again"
 # At a threshold of 50 or less FreeBSD scores a task that runs at least as
 # long as it sleeps 50 without working out the ratio, so nice alone
 # decides: at 40 a nice -15 spinner scores 35 and is interactive (120:
 # 32 interactive priorities over 40 scores round to 0 per score); at 30
 # it is batch. The full ratio (about 100 here) would keep it batch.
-echo 40 >$K/sched_ule_interact
-now_cs
-start=$now
 taskset -c 1 nice -n -15 "$uleload" spinner 20 >/dev/null &
 hog=$!
-if wait_ule /proc/$hog/sched realtime 120 120 "$start" 300; then
-	ok "sched_ule_interact=40: a nice -15 spinner is interactive after $waited cs"
-else
-	not_ok "sched_ule_interact=40: a nice -15 spinner interactive within 3 s: $(ule_state)"
-fi
-echo 30 >$K/sched_ule_interact
-now_cs
-if wait_ule /proc/$hog/sched timeshare 152 223 "$now" 300; then
-	ok "sched_ule_interact=30: the nice -15 spinner batch after $waited cs: $(ule_state)"
-else
-	not_ok "sched_ule_interact=30: the nice -15 spinner batch within 3 s: $(ule_state)"
-fi
+at_interact 40 $hog realtime 120 120 "a nice -15 spinner interactive"
+at_interact 30 $hog timeshare 152 223 "the nice -15 spinner batch"
 kill $hog
 wait $hog 2>/dev/null
 kill $sleeper $spinner
