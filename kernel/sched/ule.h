@@ -113,7 +113,6 @@ struct ule_runq {
 	struct list_head	queue[ULE_RQ_NQS];
 };
 
-/* FreeBSD's struct tdq: one per CPU, inside struct rq. */
 /* The queue a priority belongs to: its band. */
 static inline unsigned int ule_runq_for(unsigned int prio)
 {
@@ -147,6 +146,7 @@ static inline enum ule_add ule_requeue_how(unsigned int old_prio, unsigned int n
 	return ULE_ADD_BY_PRIO;
 }
 
+/* FreeBSD's struct tdq: one per CPU, inside struct rq. */
 struct ule_rq {
 	struct ule_runq		realtime;
 	struct ule_runq		timeshare;
