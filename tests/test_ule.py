@@ -275,7 +275,9 @@ def test_smt_spread_one_spinner_per_core(smt_part, sched):
     has a lone running thread on a shared core pick again). ULE used to
     count a CPU that had just been given a task as idle until it switched
     to it, and had no re-pick, so 4 spinners kept two on one core in every
-    run; CFS is the control (one boot, conftest.smt_boot)."""
+    run. A last point makes a misplacement (a spinner pinned beside another
+    and let go) that only the re-pick repairs: with the balancer held off
+    it stayed in every run. CFS is the control (one boot, conftest.smt_boot)."""
     assert_tap(smt_part(sched), f"smt_spread.sh under {sched}")
 
 

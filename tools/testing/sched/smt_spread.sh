@@ -8,13 +8,19 @@
 # busy, or when an idle sibling steals it from a CPU a kthread woke on.
 # FreeBSD's balancer repairs that by having the lone running thread pick a
 # CPU again (TDF_PICKCPU), one per pass, every 0.5 to 1.5 s, if a whole
-# core is idle then (often it is not: the sampling shell runs there). So
-# after SETTLE_S the spinners' cores are sampled every 500 ms (more often,
-# the sampling shell and its sleep children keep the idle core busy), and
-# a misplacement (fewer than N cores busy while another core idles) must
-# not last MAX_BAD_CS or more (four passes at their longest) nor show in
-# three quarters of the samples. Without the re-pick, 4 spinners stayed
-# misplaced in every sample of every run.
+# core is idle then. So after SETTLE_S the spinners' CPUs are sampled
+# every STEP_MS from C (uleload cpuwatch: the shell's loop forked a sleep
+# per sample, whose exec and exit woke kthreads beside the spinners and
+# ran on the idle core), and a misplacement (fewer than N cores busy
+# while another core idles) must not last MAX_BAD_CS or more (four passes
+# at their longest) nor show in three quarters of the samples. Without
+# the re-pick, 4 spinners stayed misplaced in every sample of every run.
+# Left alone, spinners are misplaced only now and then (without the
+# balancer, 4 spinners stayed misplaced in every sample of half the runs),
+# so a last point makes one: with one spinner per core, one is pinned to
+# another's sibling and let go; only the re-pick (ULE) or active
+# balancing (CFS) moves a lone running task, within MAX_BAD_CS. REPAIR=0
+# leaves that point out (scripts/reproduce measures placement only).
 # COUNTS (default "2 3 4") lists the spinner counts; above the number of
 # cores a sample is misplaced when fewer cores than there are run any.
 # Each count's line also gives the cores in use summed over its samples:
@@ -29,9 +35,11 @@ C=/sys/devices/system/cpu
 cls=$(cat $K/sched_class)
 # Shorter with SETTLE_S and SAMPLES in the environment (scripts/reproduce --quick).
 SETTLE_S=${SETTLE_S:-2}
-SAMPLES=${SAMPLES:-12}
+SAMPLES=${SAMPLES:-16}
 COUNTS=${COUNTS:-2 3 4}
+REPAIR=${REPAIR:-1}
 MAX_BAD_CS=600
+STEP_MS=500
 
 # core_N: the first SMT sibling of CPU N, read once (a fork per sample
 # under TCG would stretch the sampling past the spinners' lives).
@@ -40,23 +48,20 @@ for c in $(seq 0 $(($(nproc) - 1))); do
 	eval "core_$c=${s%%[,-]*}"
 done
 
-# sample: sets cpus to the spinners' CPUs and ncores to how many cores
-# they use, with builtins only (forks are slow under TCG); gone=1 if one
-# of them has exited.
-sample() {
+# count_cores CPU...: sets cpus to the spinners' CPUs and ncores to how
+# many cores they use; gone=1 if one of them had exited ("-").
+count_cores() {
 	cpus=""
 	_cores=" "
 	ncores=0
 	gone=0
-	for _p in $pids; do
-		if ! read -r _l 2>/dev/null <"/proc/$_p/stat"; then
+	for _c in "$@"; do
+		if [ "$_c" = - ]; then
 			gone=1
 			return
 		fi
-		set -- ${_l##*) }
-		shift 36
-		cpus="$cpus $1"
-		eval "_k=\$core_$1"
+		cpus="$cpus $_c"
+		eval "_k=\$core_$_c"
 		case $_cores in
 		*" $_k "*) ;;
 		*) _cores="$_cores$_k " ncores=$((ncores + 1)) ;;
@@ -69,18 +74,18 @@ for c in $(seq 0 $(($(nproc) - 1))); do
 	eval "[ \$core_$c = $c ]" && cores=$((cores + 1))
 done
 echo "TAP version 13"
-echo "1..$((1 + $(echo $COUNTS | wc -w)))"
+echo "1..$((1 + $(echo $COUNTS | wc -w) + REPAIR))"
 siblings=$(cat $C/cpu0/topology/thread_siblings_list)
 case $siblings in
 *[,-]*) ok "CPU 0 has SMT siblings: $siblings under $cls" ;;
 *) not_ok "CPU 0 has SMT siblings: $siblings" ;;
 esac
 
-for n in $COUNTS; do
-	want=$((n < cores ? n : cores))
+for count in $COUNTS; do
+	want=$((count < cores ? count : cores))
 	pids=""
 	i=0
-	while [ $i -lt "$n" ]; do
+	while [ $i -lt "$count" ]; do
 		"$uleload" spinner 60 >/dev/null &
 		pids="$pids $!"
 		i=$((i + 1))
@@ -92,11 +97,13 @@ for n in $COUNTS; do
 	longest=0
 	s=0
 	busy=0
-	while [ $s -lt $SAMPLES ]; do
-		sample
+	# Sampled from C (uleload cpuwatch), read once the window has ended.
+	spread=$("$uleload" cpuwatch 0 $STEP_MS $((SAMPLES * STEP_MS)) $pids)
+	while read -r _hash _word now rest; do
+		[ "$_word" = spread ] || continue
+		count_cores $rest
 		[ $gone = 1 ] && break
 		busy=$((busy + ncores))
-		now_cs
 		if [ $ncores -lt $want ]; then
 			bad=$((bad + 1))
 			[ -z "$seen" ] && seen=" first: CPUs$cpus"
@@ -105,12 +112,14 @@ for n in $COUNTS; do
 		else
 			streak=""
 		fi
-		sleep 0.5
 		s=$((s + 1))
-	done
-	echo "# $n spinners: $bad of $s samples misplaced, longest for $longest cs," \
+		[ $s -ge "$SAMPLES" ] && break
+	done <<EOF
+$spread
+EOF
+	echo "# $count spinners: $bad of $s samples misplaced, longest for $longest cs," \
 		"busy cores $busy"
-	what="$n spinners on $want cores, misplaced for less than $MAX_BAD_CS cs at a time"
+	what="$count spinners on $want cores, misplaced for less than $MAX_BAD_CS cs at a time"
 	if [ $s -ge $((SAMPLES / 2)) ] && [ $longest -lt $MAX_BAD_CS ] && [ $((bad * 4)) -lt $((s * 3)) ]; then
 		ok "$what"
 	else
@@ -120,4 +129,70 @@ for n in $COUNTS; do
 	wait $pids 2>/dev/null
 	sleep 0.3
 done
+
+# cpu_of PID: sets cpu to the CPU PID last ran on.
+cpu_of() {
+	read -r _l <"/proc/$1/stat"
+	set -- ${_l##*) }
+	shift 36
+	cpu=$1
+}
+
+# sibling_of CPU: sets sib to another SMT thread of CPU's core.
+sibling_of() {
+	eval "_k=\$core_$1"
+	for _c in $(seq 0 $(($(nproc) - 1))); do
+		eval "[ \$core_$_c = $_k ]" && [ "$_c" != "$1" ] && sib=$_c && return
+	done
+}
+
+if [ "$REPAIR" = 1 ]; then
+	pids=""
+	i=0
+	while [ $i -lt $cores ]; do
+		"$uleload" spinner 60 >/dev/null &
+		pids="$pids $!"
+		i=$((i + 1))
+	done
+	sleep $SETTLE_S
+	set -- $pids
+	a=$1 b=$2
+	cpu_of $a
+	ca=$cpu
+	sibling_of $ca
+	taskset -pc $sib $b >/dev/null
+	# Wait (at most 2 s) until the pinned spinner runs there.
+	i=0
+	while cpu_of $b && [ "$cpu" != "$sib" ] && [ $i -lt 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	taskset -pc 0-$(($(nproc) - 1)) $b >/dev/null
+	made=$cpu
+	repaired=""
+	spread=$("$uleload" cpuwatch 0 $STEP_MS $((SAMPLES * STEP_MS)) $pids)
+	while read -r _hash _word now rest; do
+		[ "$_word" = spread ] || continue
+		count_cores $rest
+		[ $gone = 1 ] && break
+		if [ $ncores -eq $cores ]; then
+			repaired=$now
+			break
+		fi
+	done <<EOF
+$spread
+EOF
+	echo "# made: a spinner on CPU $made beside CPU $ca's, repaired after" \
+		"${repaired:-more than $((SAMPLES * STEP_MS / 10))} cs"
+	what="a spinner moved onto a busy core's sibling leaves within $MAX_BAD_CS cs"
+	if [ "$made" != "$sib" ]; then
+		not_ok "$what (could not pin it to CPU $sib: on CPU $made)"
+	elif [ -n "$repaired" ] && [ "$repaired" -lt $MAX_BAD_CS ]; then
+		ok "$what"
+	else
+		not_ok "$what (after ${repaired:-more than $((SAMPLES * STEP_MS / 10))} cs)"
+	fi
+	kill $pids 2>/dev/null
+	wait $pids 2>/dev/null
+fi
 tap_done

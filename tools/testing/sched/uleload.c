@@ -111,7 +111,10 @@
  *                                            ... CN" per sample (T in cs
  *                                            since the signal, "-" for a
  *                                            thread gone): no fork, exec or
- *                                            output while it samples
+ *                                            output while it samples; PID
+ *                                            0 signals nobody and reads each
+ *                                            TID as a process
+ *                                            (/proc/TID/task/TID/stat)
  *
  * sleeper, spinner and pool end with "loops L cpu_ms C" (sleep cycles, CPU
  * time of the process). Bursts are timed by the monotonic clock, not by
@@ -975,9 +978,12 @@ static int task_cpu_of(long pid, long tid)
 }
 
 /*
- * The sampler of unpin_series.sh: the shell's loop forked a sleep and wrote
- * a console line per sample, which with every vCPU spinning took seconds
- * of guest time each. Samples stay in memory until the window ends.
+ * The sampler of unpin_series.sh and smt_spread.sh: the shell's loop forked
+ * a sleep and wrote a console line per sample, which with every vCPU
+ * spinning took seconds of guest time each, and its children's exits and
+ * execs woke kthreads beside the tasks it watched. Samples stay in memory
+ * until the window ends. PID 0 signals nobody and watches processes: each
+ * TID is then its own PID.
  */
 static int cpuwatch(long pid, long step_ms, long window_ms, const long *tids, int n)
 {
@@ -993,7 +999,7 @@ static int cpuwatch(long pid, long step_ms, long window_ms, const long *tids, in
 	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	t0 = now_us();
-	if (kill(pid, SIGUSR1)) {
+	if (pid && kill(pid, SIGUSR1)) {
 		perror("uleload: kill");
 		return 1;
 	}
@@ -1005,7 +1011,7 @@ static int cpuwatch(long pid, long step_ms, long window_ms, const long *tids, in
 			;
 		at[done] = (now_us() - t0) / 10000;
 		for (i = 0; i < n; i++)
-			cpus[done * n + i] = task_cpu_of(pid, tids[i]);
+			cpus[done * n + i] = task_cpu_of(pid ? pid : tids[i], tids[i]);
 		if (at[done++] * 10 >= window_ms)
 			break;
 	}
@@ -1073,7 +1079,7 @@ int main(int argc, char **argv)
 			return 1;
 		for (i = 5; i < argc; i++)
 			tids[i - 5] = arg(argv, i, 1);
-		err = cpuwatch(arg(argv, 2, 1), arg(argv, 3, 1), arg(argv, 4, 1),
+		err = cpuwatch(arg(argv, 2, 0), arg(argv, 3, 1), arg(argv, 4, 1),
 			       tids, argc - 5);
 		free(tids);
 		return err;
