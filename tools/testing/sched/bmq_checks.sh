@@ -190,17 +190,21 @@ at_7() {
 	return 1
 }
 # pair CMD...: a nice 0 spinner and CMD on CPU 1; ms_a, ms_b as share,
-# once both spinners are at +7. Sleeps while exec'ing over 9p earn the
-# second one boosts it spends first, which under host load can outlast
-# any fixed wait.
+# once both spinners are at +7. Sleeps while exec'ing over 9p earn boosts
+# that are spent first, which under host load can outlast any fixed wait.
+# CMD starts alone on the last CPU and comes to CPU 1 only once both run
+# uleload at +7: started there, a CMD at a worse level than the spinner
+# (nice 2) could not finish its exec once the spinner ran, and ran only
+# after the spinner's 30 s had ended, inside the share window.
 pair() {
+	taskset -c $(($(nproc) - 1)) "$@" >/dev/null &
+	_p1=$!
 	taskset -c 1 "$uleload" spinner 30 >/dev/null &
 	_p0=$!
-	taskset -c 1 "$@" >/dev/null &
-	_p1=$!
 	sleep 0.5
 	at_7 $_p0 $_p1 || echo "# boosts still $(bmq_read /proc/$_p0/sched; echo $b_boost) and" \
 		"$(bmq_read /proc/$_p1/sched; echo $b_boost) after 10 s"
+	taskset -pc 1 $_p1 >/dev/null
 	share $_p0 $_p1
 	kill $_p0 $_p1
 	wait $_p0 $_p1 2>/dev/null
