@@ -13,11 +13,10 @@
 # per sample, whose exec and exit woke kthreads beside the spinners and
 # ran on the idle core), and a misplacement (fewer than N cores busy
 # while another core idles) must not last MAX_BAD_CS or more (four passes
-# at their longest) nor show in three quarters of the samples. Without
-# the re-pick, 4 spinners stayed misplaced in every sample of every run.
-# Left alone, spinners are misplaced only now and then (without the
-# balancer, 4 spinners stayed misplaced in every sample of half the runs),
-# so a last point makes one: with one spinner per core, one is pinned to
+# at their longest) nor show in three quarters of the samples. Left
+# alone, spinners are misplaced only now and then (without the balancer,
+# 4 spinners stayed misplaced in every sample of half the runs), so a
+# last point makes one: with one spinner per core, one is pinned to
 # another's sibling and let go; only the re-pick (ULE) or active
 # balancing (CFS) moves a lone running task, within MAX_BAD_CS. REPAIR=0
 # leaves that point out (scripts/reproduce measures placement only).
@@ -132,10 +131,8 @@ done
 
 # cpu_of PID: sets cpu to the CPU PID last ran on.
 cpu_of() {
-	read -r _l <"/proc/$1/stat"
-	set -- ${_l##*) }
-	shift 36
-	cpu=$1
+	cpus_in "$1" "$1"
+	cpu=$_cpus
 }
 
 # sibling_of CPU: sets sib to another SMT thread of CPU's core.
