@@ -68,6 +68,23 @@ count_cores() {
 	done
 }
 
+# start_spinners N: N spinners started back to back, their PIDs in pids,
+# then SETTLE_S to settle.
+start_spinners() {
+	pids=""
+	_i=0
+	while [ $_i -lt "$1" ]; do
+		"$uleload" spinner 60 >/dev/null &
+		pids="$pids $!"
+		_i=$((_i + 1))
+	done
+	sleep $SETTLE_S
+}
+stop_spinners() {
+	kill $pids 2>/dev/null
+	wait $pids 2>/dev/null
+}
+
 cores=0
 for c in $(seq 0 $(($(nproc) - 1))); do
 	eval "[ \$core_$c = $c ]" && cores=$((cores + 1))
@@ -82,14 +99,7 @@ esac
 
 for count in $COUNTS; do
 	want=$((count < cores ? count : cores))
-	pids=""
-	i=0
-	while [ $i -lt "$count" ]; do
-		"$uleload" spinner 60 >/dev/null &
-		pids="$pids $!"
-		i=$((i + 1))
-	done
-	sleep $SETTLE_S
+	start_spinners "$count"
 	bad=0
 	seen=""
 	streak=""
@@ -124,8 +134,7 @@ EOF
 	else
 		not_ok "$what ($bad bad, longest $longest cs,$seen)"
 	fi
-	kill $pids 2>/dev/null
-	wait $pids 2>/dev/null
+	stop_spinners
 	sleep 0.3
 done
 
@@ -144,14 +153,7 @@ sibling_of() {
 }
 
 if [ "$REPAIR" = 1 ]; then
-	pids=""
-	i=0
-	while [ $i -lt $cores ]; do
-		"$uleload" spinner 60 >/dev/null &
-		pids="$pids $!"
-		i=$((i + 1))
-	done
-	sleep $SETTLE_S
+	start_spinners $cores
 	set -- $pids
 	a=$1 b=$2
 	cpu_of $a
@@ -179,17 +181,16 @@ if [ "$REPAIR" = 1 ]; then
 	done <<EOF
 $spread
 EOF
-	echo "# made: a spinner on CPU $made beside CPU $ca's, repaired after" \
-		"${repaired:-more than $((SAMPLES * STEP_MS / 10))} cs"
+	after=${repaired:-more than $((SAMPLES * STEP_MS / 10))}
+	echo "# made: a spinner on CPU $made beside CPU $ca's, repaired after $after cs"
 	what="a spinner moved onto a busy core's sibling leaves within $MAX_BAD_CS cs"
 	if [ "$made" != "$sib" ]; then
 		not_ok "$what (could not pin it to CPU $sib: on CPU $made)"
 	elif [ -n "$repaired" ] && [ "$repaired" -lt $MAX_BAD_CS ]; then
 		ok "$what"
 	else
-		not_ok "$what (after ${repaired:-more than $((SAMPLES * STEP_MS / 10))} cs)"
+		not_ok "$what (after $after cs)"
 	fi
-	kill $pids 2>/dev/null
-	wait $pids 2>/dev/null
+	stop_spinners
 fi
 tap_done
