@@ -7,8 +7,9 @@
   yielder, the 4 ms slice kept (and reported by sched_rr_get_interval()
   to a jiffy), idle CPUs pulling queued spinners, the
   kernel.sched_bmq_wakeup_gran_us sysctl and what it does to a sleeper's
-  wait beside a spinner, and no balancing between busy CPUs (Project C's
-  behaviour, pinned);
+  wait beside a spinner, no balancing between busy CPUs (Project C's
+  behaviour, pinned), and a waiting task's place kept across affinity
+  changes;
 - bmq_smt.sh on the smt preset with sched_timeslice=2: the 2 ms slice
   (sched_rr_get_interval() not 0),
   spinners placed on different cores and moved apart by the SMT active

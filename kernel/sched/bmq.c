@@ -32,7 +32,7 @@ static int sysctl_sched_bmq_wakeup_gran_us = 1000;
 /* Entity flags. */
 #define BMQ_F_LISTED	0x01	/* on a level list of its CPU */
 #define BMQ_F_SLEPT	0x02	/* dequeued to sleep while running */
-#define BMQ_F_HEAD	0x04	/* was first of its level when saved */
+#define BMQ_F_SAVED	0x04	/* dequeued for a change, still listed */
 
 static int __init bmq_setup_timeslice(char *str)
 {
@@ -220,7 +220,6 @@ static void update_curr_bmq(struct rq *rq)
 static void enqueue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 {
 	struct sched_bmq_entity *be = &p->bmq;
-	bool head = false;
 
 	if ((flags & ENQUEUE_WAKEUP) && be->sleep_start) {
 		u64 now = rq_clock(rq);
@@ -230,11 +229,15 @@ static void enqueue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 						     bmq_slice_ns, p->policy);
 		be->sleep_start = 0;
 	}
-	/* A saved task goes back where it was: the head, if it ran first. */
-	if ((flags & ENQUEUE_RESTORE) && (be->flags & BMQ_F_HEAD))
-		head = true;
-	be->flags &= ~BMQ_F_HEAD;
-	bmq_list_add(rq, p, head);
+	if (be->flags & BMQ_F_SAVED) {
+		SCHED_WARN_ON(!(flags & ENQUEUE_RESTORE));
+		be->flags &= ~BMQ_F_SAVED;
+		/* Project C requeues only a task whose level changed: at the tail. */
+		if (bmq_task_level(p) != be->level)
+			bmq_requeue(rq, p);
+	} else {
+		bmq_list_add(rq, p, false);
+	}
 	rq->bmq.nr++;
 	if (p->nr_cpus_allowed > 1)
 		rq->bmq.nr_movable++;
@@ -258,11 +261,20 @@ static void dequeue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 	}
 	if (flags & DEQUEUE_SLEEP)
 		be->sleep_start = rq_clock(rq) ?: 1;
-	if ((flags & DEQUEUE_SAVE) && bmq_first_of_level(rq, p))
-		be->flags |= BMQ_F_HEAD;
 	if (rq->bmq.skip == p)
 		rq->bmq.skip = NULL;
-	bmq_list_del(rq, p);
+	/*
+	 * A change of nice, policy, PI, affinity or group keeps the task's
+	 * place in its list until enqueue_task() or switched_from_bmq()
+	 * decides: nothing can pick from this queue before, as the rq lock
+	 * is held from the dequeue until then.
+	 */
+	if (flags & DEQUEUE_SAVE) {
+		SCHED_WARN_ON(be->flags & BMQ_F_SAVED);
+		be->flags |= BMQ_F_SAVED;
+	} else {
+		bmq_list_del(rq, p);
+	}
 	rq->bmq.nr--;
 	if (p->nr_cpus_allowed > 1)
 		rq->bmq.nr_movable--;
@@ -372,11 +384,12 @@ static void bmq_expire(struct rq *rq, struct task_struct *p)
 
 static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
 {
+	/* A task saved for a change is neither expired nor requeued. */
+	bool waits = (p->bmq.flags & (BMQ_F_LISTED | BMQ_F_SAVED)) == BMQ_F_LISTED;
+
 	update_curr_bmq(rq);
 	bmq_update_util(rq, 1);
-	/* A task saved out for a change is neither expired nor requeued. */
-	if (((p->bmq.flags & BMQ_F_LISTED) || (p->bmq.flags & BMQ_F_SLEPT)) &&
-	    p->bmq.slice < BMQ_RESCHED_NS)
+	if ((waits || (p->bmq.flags & BMQ_F_SLEPT)) && p->bmq.slice < BMQ_RESCHED_NS)
 		bmq_expire(rq, p);
 	p->bmq.flags &= ~BMQ_F_SLEPT;
 	/*
@@ -384,8 +397,7 @@ static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
 	 * wake idle CPUs now to take the BMQ tasks (Project C's idle CPUs find
 	 * such a CPU pending the next time they schedule).
 	 */
-	if ((p->bmq.flags & BMQ_F_LISTED) &&
-	    (sched_rt_runnable(rq) || sched_dl_runnable(rq))) {
+	if (waits && (sched_rt_runnable(rq) || sched_dl_runnable(rq))) {
 		bmq_set_pending(rq);
 		bmq_kick_idle(rq, min(rq->bmq.nr, rq->bmq.nr_movable));
 	}
@@ -440,13 +452,17 @@ static void task_fork_bmq(struct task_struct *p)
 	rq_unlock(rq, &rf);
 }
 
-/* Nice or PI changed p->prio: move it to its new level. */
+/*
+ * Nice or PI changed p->prio; enqueue_task() has moved it if its level
+ * changed. A running task that is no longer first yields at once, as in
+ * Project C: it may have gone to the tail of an occupied level.
+ */
 static void prio_changed_bmq(struct rq *rq, struct task_struct *p, int oldprio)
 {
 	if (!task_on_rq_queued(p))
 		return;
 	if (task_current(rq, p)) {
-		if (rq->bmq.prio < p->bmq.level)
+		if (rq->bmq.prio < p->bmq.level || !bmq_first_of_level(rq, p))
 			resched_curr(rq);
 	} else {
 		check_preempt_curr_bmq(rq, p, 0);
@@ -467,7 +483,11 @@ static void switched_to_bmq(struct rq *rq, struct task_struct *p)
 
 static void switched_from_bmq(struct rq *rq, struct task_struct *p)
 {
-	p->bmq.flags &= ~BMQ_F_HEAD;
+	/* Saved on its way out of the class: no ENQUEUE_RESTORE here follows. */
+	if (p->bmq.flags & BMQ_F_SAVED) {
+		p->bmq.flags &= ~BMQ_F_SAVED;
+		bmq_list_del(rq, p);
+	}
 }
 
 /*

@@ -34,7 +34,13 @@
 #   l. idle kicks follow affinity: 4 spinners allowed on CPUs 0-1 only;
 #      over 10 s the other, idle CPUs get about as many function-call IPIs
 #      as with the spinners pinned one CPU each (no kicks); the pulls there
-#      and CFS in the same boot are printed for comparison.
+#      and CFS in the same boot are printed for comparison;
+#   m. no balancing between busy CPUs: three spinners on CPU 2, then
+#      allowed on CPUs 2-3 while CPU 3 is busy, stay on CPU 2;
+#   n. an affinity change keeps a waiting task's place (Project C requeues
+#      only on a level change): one of three nice 0 spinners sharing
+#      CPU 1, its affinity flipped between CPU 1 and CPUs 0-1 as fast as
+#      another task can, still gets about a third of the CPU.
 # Usage: bmq_checks.sh OUTDIR ULELOAD [SLICE_MS]
 out=${1:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
 uleload=${2:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
@@ -48,7 +54,7 @@ Y=$K/sched_bmq_yield_type
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..41"
+echo "1..42"
 
 # a. Classes and the bmq.* lines of every task.
 check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
@@ -525,4 +531,43 @@ done
 kill $busy $crowd
 wait $busy $crowd 2>/dev/null
 check "$(echo $where)" "2 2 2" "three spinners allowed on CPUs 2-3, CPU 3 busy: none leaves CPU 2"
+# n. A change of affinity takes a task off its queue and back; Project C
+# moves a task only when its level changes. Put at the tail every time, a
+# waiting spinner flipped faster than the slices end never reached the
+# head behind the other two (0 ms where a third is fair).
+trio=""
+for i in 1 2 3; do
+	taskset -c 1 "$uleload" spinner 30 >/dev/null &
+	trio="$trio $!"
+done
+set -- $trio
+sleep 0.5
+at_7 "$@" || echo "# the three spinners not all at +7 after 10 s"
+taskset -c 0 "$uleload" flip $3 1 0 4 >"$out/flip.txt" &
+flipper=$!
+sleep 1
+ms=""
+total=0
+for p in "$@"; do
+	cpu_ns $p
+	eval "t0_$p=$ns"
+done
+sleep 2
+for p in "$@"; do
+	cpu_ns $p
+	eval "d=\$((ns - t0_$p))"
+	d=$((d / 1000000))
+	ms="$ms $d"
+	total=$((total + d))
+done
+wait $flipper
+kill "$@"
+wait "$@" 2>/dev/null
+flipped=${ms##* }
+echo "# $(cat "$out/flip.txt") in 4 s; CPU ms in 2 s:$ms"
+if [ $total -gt 0 ] && [ $((flipped * 100 / total)) -ge 20 ]; then
+	ok "a spinner whose affinity keeps changing keeps its turn on CPU 1 (ms:$ms)"
+else
+	not_ok "a spinner whose affinity keeps changing keeps its turn on CPU 1 (ms:$ms; want >= 20 % for the last)"
+fi
 tap_done

@@ -102,6 +102,13 @@
  *                                            (trials that found the first
  *                                            running within 2 s)
  *
+ *   uleload flip PID CPU OTHER SECONDS       sets PID's affinity to CPU alone
+ *                                            and to CPU and OTHER in turn, as
+ *                                            fast as it can for SECONDS: the
+ *                                            task never has to move, but every
+ *                                            change takes it off its queue
+ *                                            and back; prints "flips N"
+ *
  *   uleload cpuwatch PID STEP_MS WINDOW_MS TID...
  *                                            sends PID SIGUSR1, then every
  *                                            STEP_MS for WINDOW_MS reads the
@@ -952,6 +959,28 @@ static long arg(char **argv, int i, long min)
 	return v;
 }
 
+/* Affinity changes that leave the task where it is (see the usage above). */
+static int flip(long pid, long cpu, long other, long seconds)
+{
+	long end = now_us() + seconds * 1000000L, flips = 0;
+	cpu_set_t one, both;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	both = one;
+	CPU_SET(other, &both);
+	while (now_us() < end) {
+		if (sched_setaffinity(pid, sizeof(one), &one) ||
+		    sched_setaffinity(pid, sizeof(both), &both)) {
+			perror("sched_setaffinity");
+			return 1;
+		}
+		flips += 2;
+	}
+	printf("flips %ld\n", flips);
+	return 0;
+}
+
 /* The CPU field (39) of /proc/PID/task/TID/stat, or -1 if it is gone. */
 static int task_cpu_of(long pid, long tid)
 {
@@ -1042,6 +1071,7 @@ static int print_usage(void)
 			"       pi [WAITER_NICE] | write FILE VALUE | mapper SECONDS |\n"
 			"       mapsread PID SECONDS | merge MIB SECONDS |\n"
 			"       burst KIB SECONDS [batch] | renice CPU TRIALS |\n"
+			"       flip PID CPU OTHER SECONDS |\n"
 			"       cpuwatch PID STEP_MS WINDOW_MS TID...\n");
 	return 2;
 }
@@ -1092,6 +1122,8 @@ int main(int argc, char **argv)
 		return merge(arg(argv, 2, 1), arg(argv, 3, 1));
 	if (!strcmp(cmd, "burst") && (argc == 4 || (argc == 5 && !strcmp(argv[4], "batch"))))
 		return burst(arg(argv, 2, 1), arg(argv, 3, 1), argc == 5);
+	if (!strcmp(cmd, "flip") && argc == 6)
+		return flip(arg(argv, 2, 1), arg(argv, 3, 0), arg(argv, 4, 0), arg(argv, 5, 1));
 	if (!strcmp(cmd, "renice") && argc == 4)
 		return renice_wait(arg(argv, 2, 0), arg(argv, 3, 1));
 	if (!strcmp(cmd, "spinner") && argc == 3) {
