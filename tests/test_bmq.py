@@ -13,7 +13,8 @@
 - bmq_smt.sh on the smt preset with sched_timeslice=2: the 2 ms slice
   (sched_rr_get_interval() not 0),
   spinners placed on different cores and moved apart by the SMT active
-  balance;
+  balance; and on 2x2x2, where that balance moves spinners to idle cores
+  of another LLC;
 - class_stress.sh: a stress-ng storm and CPU offline/online under load.
 
 The selftest comparison with CFS is in test_selftests.py and the run-time
@@ -60,6 +61,19 @@ def test_smt_placement_and_active_balance(smt_boot, smt_part):
     bmq at run time, sched_timeslice=2 on the command line."""
     assert_tap(smt_part("bmq"), "bmq_smt.sh")
     assert not [l for l in smt_boot[0].kernel_log() if "want 2 or 4" in l]
+
+
+@bmq
+def test_smt_active_balance_beyond_the_llc(guest, uleload, tmp_path_factory):
+    """bmq_smt.sh on 2x2x2 (two nodes, each one LLC of two SMT cores): the
+    four spinners allowed on the first LLC's cores reach the other LLC's
+    idle cores through the SMT active balance, as Project C's looks at
+    every online CPU (point 4)."""
+    out = tmp_path_factory.mktemp("bmq-llc2")
+    run = guest(f"sh {GUEST_TESTS}/bmq_smt.sh /tmp/out {uleload} 4", topology="2x2x2",
+                cmdline="sched=bmq", outdir=out, timeout=TIMEOUT)
+    assert_tap(run.output, "bmq_smt.sh")
+    assert "active balance moves out of the LLC" in run.output
 
 
 @bmq

@@ -758,9 +758,56 @@ static int bmq_pull(struct rq *this_rq)
 }
 
 /*
- * SMT active balance: @this_rq's core is idle while a core in its LLC has
+ * The CPUs of @sd that its child domain does not span: scanning domain by
+ * domain from the smallest visits the nearest CPUs first, each once.
+ */
+static inline bool bmq_new_in_domain(struct sched_domain *sd, int cpu)
+{
+	return !sd->child || !cpumask_test_cpu(cpu, sched_domain_span(sd->child));
+}
+
+/*
+ * Whether every sibling of @cpu's core runs one BMQ task, and if so have
+ * the stopper of @cpu move its task to @dst_cpu. Returns whether it will.
+ */
+static bool bmq_smt_take(int dst_cpu, int cpu)
+{
+	struct rq *src = cpu_rq(cpu);
+	struct task_struct *p;
+	struct rq_flags rf;
+	int sibling;
+
+	if (cpumask_weight(cpu_smt_mask(cpu)) < 2)
+		return false;
+	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
+		if (READ_ONCE(cpu_rq(sibling)->bmq.nr) != 1 || available_idle_cpu(sibling))
+			return false;
+	}
+	rq_lock_irqsave(src, &rf);
+	p = rq_curr_locked(src);
+	if (!bmq_task(p) || src->bmq.nr != 1 || src->bmq.active_balance ||
+	    is_migration_disabled(p) || !cpumask_test_cpu(dst_cpu, p->cpus_ptr)) {
+		rq_unlock_irqrestore(src, &rf);
+		return false;
+	}
+	src->bmq.active_balance = 1;
+	src->bmq.active_dst = dst_cpu;
+	get_task_struct(p);
+	src->bmq.active_task = p;
+	rq_unlock_irqrestore(src, &rf);
+	/* Never wake a stopper under an rq lock. */
+	if (!stop_one_cpu_nowait(cpu, bmq_active_balance_stop, src, &src->bmq.active_work)) {
+		WRITE_ONCE(src->bmq.active_balance, 0);
+		put_task_struct(p);
+	}
+	return true;
+}
+
+/*
+ * SMT active balance: @this_rq's core is idle while another core has
  * every sibling busy with one BMQ task each; the stopper of one of them
- * moves its task here.
+ * moves its task here. The nearest such core first, then wider up to the
+ * whole machine, as Project C looks at every online CPU.
  *
  * Context: the pull IPI (hardirq), no rq lock held; takes the source's.
  */
@@ -768,47 +815,18 @@ static void bmq_smt_balance(struct rq *this_rq)
 {
 	int this_cpu = cpu_of(this_rq), cpu;
 	struct sched_domain *sd;
-	struct rq_flags rf;
-	struct rq *src;
 
 	if (!sched_smt_active() || !bmq_idle_core(this_cpu))
 		return;
 	rcu_read_lock();
-	sd = rcu_dereference(per_cpu(sd_llc, this_cpu));
-	if (!sd)
-		goto out;
-	for_each_cpu(cpu, sched_domain_span(sd)) {
-		struct task_struct *p;
-		int sibling;
-		bool busy = true;
-
-		if (cpumask_test_cpu(cpu, cpu_smt_mask(this_cpu)))
-			continue;
-		for_each_cpu(sibling, cpu_smt_mask(cpu)) {
-			if (READ_ONCE(cpu_rq(sibling)->bmq.nr) != 1 || available_idle_cpu(sibling))
-				busy = false;
+	for_each_domain(this_cpu, sd) {
+		for_each_cpu(cpu, sched_domain_span(sd)) {
+			if (!bmq_new_in_domain(sd, cpu) ||
+			    cpumask_test_cpu(cpu, cpu_smt_mask(this_cpu)))
+				continue;
+			if (bmq_smt_take(this_cpu, cpu))
+				goto out;
 		}
-		if (!busy || cpumask_weight(cpu_smt_mask(cpu)) < 2)
-			continue;
-		src = cpu_rq(cpu);
-		rq_lock_irqsave(src, &rf);
-		p = rq_curr_locked(src);
-		if (bmq_task(p) && src->bmq.nr == 1 && !src->bmq.active_balance &&
-		    !is_migration_disabled(p) && cpumask_test_cpu(this_cpu, p->cpus_ptr)) {
-			src->bmq.active_balance = 1;
-			src->bmq.active_dst = this_cpu;
-			get_task_struct(p);
-			src->bmq.active_task = p;
-			rq_unlock_irqrestore(src, &rf);
-			/* Never wake a stopper under an rq lock. */
-			if (!stop_one_cpu_nowait(cpu, bmq_active_balance_stop, src,
-						 &src->bmq.active_work)) {
-				WRITE_ONCE(src->bmq.active_balance, 0);
-				put_task_struct(p);
-			}
-			goto out;
-		}
-		rq_unlock_irqrestore(src, &rf);
 	}
 out:
 	rcu_read_unlock();
@@ -951,8 +969,8 @@ out:
 }
 
 /*
- * A CPU running one task beside a busy sibling, while a whole core in
- * its LLC that task may run on idles: wake that core to take one of the
+ * A CPU running one task beside a busy sibling, while a whole core that
+ * task may run on idles: wake the nearest such core to take one of the
  * two over.
  */
 static void bmq_kick_smt(struct rq *rq)
@@ -971,16 +989,16 @@ static void bmq_kick_smt(struct rq *rq)
 	if (cpumask_weight(cpu_smt_mask(this_cpu)) < 2)
 		return;
 	rcu_read_lock();
-	sd = rcu_dereference(per_cpu(sd_llc, this_cpu));
-	if (sd) {
+	for_each_domain(this_cpu, sd) {
 		for_each_cpu_and(cpu, sched_domain_span(sd), &bmq_idle_hint) {
-			if (!cpumask_test_cpu(cpu, curr->cpus_ptr) || !cpu_active(cpu) ||
-			    !bmq_idle_core(cpu))
+			if (!bmq_new_in_domain(sd, cpu) || !cpumask_test_cpu(cpu, curr->cpus_ptr) ||
+			    !cpu_active(cpu) || !bmq_idle_core(cpu))
 				continue;
 			bmq_kick_cpu(cpu);
-			break;
+			goto out;
 		}
 	}
+out:
 	rcu_read_unlock();
 }
 
