@@ -241,6 +241,16 @@ def test_summary_over_boots_resamples_them_and_says_how_many():
             reproduce.summarise(synthetic())["hackbench"]["vs_base"]["ule"])
 
 
+def test_a_measured_difference_never_prints_as_none():
+    stat = {"n": 10, "median": 0.99979582, "ci": [0.99976, 0.99984],
+            "verdict": "faster"}
+    assert reproduce.describe_vs(stat) == "0.99980 (0.99976 to 0.99984, 10 rounds): faster"
+    stat = {"n": 10, "median": 0.0002, "ci": [0.0001, 0.0003], "verdict": "higher"}
+    assert reproduce.describe_vs(stat, 0.0) == "0.0002 (0.0001 to 0.0003, 10 rounds): higher"
+    stat = {"n": 10, "median": 0.987, "ci": [0.95, 1.0], "verdict": "no difference measured"}
+    assert reproduce.describe_vs(stat).startswith("0.987 (0.950 to 1.000,")
+
+
 def test_too_few_rounds_give_no_interval():
     hb = reproduce.summarise(synthetic(rounds=2))["hackbench"]["vs_base"]["ule"]
     assert hb["ci"] == [None, None] and hb["verdict"] == "too few rounds"

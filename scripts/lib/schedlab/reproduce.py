@@ -477,14 +477,34 @@ def relation(variant, base, compare):
     return f"{variant}/{base}" if compare == "ratio" else f"{variant}−{base}"
 
 
-def describe_vs(stat):
-    """"0.987 (0.95-1.03, 10 rounds): no difference measured"."""
+def fmt_apart(values, neutral):
+    """fmt() of each value, with up to 6 decimals where 3 would print a
+    value other than `neutral` as `neutral`, or two different values
+    alike: under icount a ratio of 0.99980 (0.99976 to 0.99984) is a
+    measured difference, not 1.000 (1.000 to 1.000)."""
+    small = [v for v in values if v is not None and abs(v) < 10]
+
+    def blurred(digits):
+        shown = {v: f"{v:.{digits}f}" for v in small + [neutral]}
+        return any(shown[a] == shown[b] for a in shown for b in shown if a != b)
+    if not any(v != neutral and f"{v:.3f}" == f"{neutral:.3f}" for v in small):
+        return [fmt(v) for v in values]
+    digits = 4
+    while digits < 6 and blurred(digits):
+        digits += 1
+    return ["-" if v is None else f"{v:.{digits}f}" if abs(v) < 10 else fmt(v) for v in values]
+
+
+def describe_vs(stat, neutral=1.0):
+    """"0.987 (0.95-1.03, 10 rounds): no difference measured"; `neutral` is
+    what no difference is (1 for a ratio, 0 for a difference)."""
     low, high = stat["ci"]
-    interval = f"{fmt(low)} to {fmt(high)}, " if low is not None else ""
+    median, low_text, high_text = fmt_apart([stat["median"], low, high], neutral)
+    interval = f"{low_text} to {high_text}, " if low is not None else ""
     rounds = f"{stat['n']} round{'s' if stat['n'] != 1 else ''}"
     if stat.get("boots", 1) > 1:
         rounds += f" in {stat['boots']} boots"
-    return f"{fmt(stat['median'])} ({interval}{rounds}): {stat['verdict']}"
+    return f"{median} ({interval}{rounds}): {stat['verdict']}"
 
 
 def table(doc, summary=None):
@@ -500,7 +520,8 @@ def table(doc, summary=None):
         cells += [fmt(entry["variants"][v]["median"]) if v in entry["variants"] else "-"
                   for v in variants]
         cells.append("ratio" if entry["compare"] == "ratio" else "difference")
-        cells += [describe_vs(entry["vs_base"][v]) if v in entry["vs_base"] else "-"
+        neutral = 1.0 if entry["compare"] == "ratio" else 0.0
+        cells += [describe_vs(entry["vs_base"][v], neutral) if v in entry["vs_base"] else "-"
                   for v in others]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
