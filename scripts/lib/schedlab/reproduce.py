@@ -631,7 +631,8 @@ def plot(doc, path, summary=None):
         ax.set_xticks(range(1, len(variants) + 1), variants)
         ax.set_ylabel(entry["unit"], fontsize=8)
         lines = [name] + [f"{relation(v, doc['base'], entry['compare'])} "
-                          f"{describe_vs(s)}" for v, s in entry["vs_base"].items()]
+                          f"{describe_vs(s, 1.0 if entry['compare'] == 'ratio' else 0.0)}"
+                          for v, s in entry["vs_base"].items()]
         ax.set_title("\n".join(lines), fontsize=7)
     for ax in list(axes.flat)[panels:]:
         ax.axis("off")
