@@ -195,16 +195,17 @@ def test_experiments_default_to_their_qemu_mode_unless_told(tmp_path, monkeypatc
 
 def test_quick_runs_may_take_another_qemu_mode():
     """starvation, interactivity-trace and sysbench-scaling scatter least
-    under icount and unpin-spread under TCG, but starvation's quick run on
-    the debug kernel overruns under icount: all four run under MTTCG with
-    --quick only, as CI ran them before. barrier-hpc's completion times
+    under icount and unpin-spread and smt-spread under TCG, but
+    starvation's quick run on the debug kernel overruns under icount: all
+    five run under MTTCG with --quick only, as CI ran them before. barrier-hpc's completion times
     scatter least under MTTCG, its default with and without --quick."""
     ex = reproduce.EXPERIMENTS
     for name in ("starvation", "interactivity-trace", "sysbench-scaling"):
         assert ex[name].mode_for(False) == "icount"
         assert ex[name].mode_for(True) == "mttcg"
-    assert ex["unpin-spread"].mode_for(False) == "tcg"
-    assert ex["unpin-spread"].mode_for(True) == "mttcg"
+    for name in ("unpin-spread", "smt-spread"):
+        assert ex[name].mode_for(False) == "tcg"
+        assert ex[name].mode_for(True) == "mttcg"
     assert ex["barrier-hpc"].mode_for(True) == ex["barrier-hpc"].mode_for(False) == "mttcg"
     assert ex["wakeup"].mode_for(False) == ex["wakeup"].mode_for(True) == "mttcg"
 

@@ -1472,7 +1472,8 @@ def smt_benches(counts):
               "up on a core while another idled, losing throughput between 2 and 6 "
               "instances, about halfway between ideal and random placement.",
     classes=CLASSES, variants=CLASSES, base="cfs", topologies=("smt",),
-    seconds_per_round=450, quick_seconds=120)
+    qemu_mode="tcg", quick_qemu_mode="mttcg", seconds_per_round=195,
+    quick_seconds=120)
 def smt_spread(ctx, topology):
     """tools/testing/sched/smt_spread.sh with 1 to 8 spinners under each
     class, switched at run time: per count the fraction of misplaced
