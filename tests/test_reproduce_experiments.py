@@ -197,8 +197,9 @@ def test_quick_runs_may_take_another_qemu_mode():
     """starvation, interactivity-trace and sysbench-scaling scatter least
     under icount and unpin-spread and smt-spread under TCG, but
     starvation's quick run on the debug kernel overruns under icount: all
-    five run under MTTCG with --quick only, as CI ran them before. barrier-hpc's completion times
-    scatter least under MTTCG, its default with and without --quick."""
+    five run under MTTCG with --quick only, as CI ran them before.
+    barrier-hpc's completion times scatter least under MTTCG, its default
+    with and without --quick."""
     ex = reproduce.EXPERIMENTS
     for name in ("starvation", "interactivity-trace", "sysbench-scaling"):
         assert ex[name].mode_for(False) == "icount"
