@@ -28,7 +28,8 @@ the balance test, which keeps every vCPU busy):
   they are stolen by the idle CPUs at once, and each run of the periodic
   balancer moves at most one thread into and out of each CPU (decoded here
   from the event recorder's dump); with two cpuset partitions and idle
-  stealing off, the balancer spreads the spinners of each.
+  stealing off, the balancer spreads the spinners of each; a balance
+  interval set back from 60000 ms applies at once.
 
 Every test that boots is marked "ule" (the CFS boot too: it is ULE's
 baseline and uses the same kernel); the others check this file's decoding

@@ -1897,7 +1897,7 @@ static struct cpumask ule_bal_span;
  */
 static unsigned long ule_balance_due(void)
 {
-	unsigned long now = jiffies, next = now + ule_balance_delay();
+	unsigned long now = jiffies, next = now + ule_balance_delay(), due;
 	struct root_domain *rd;
 	struct sched_domain *top;
 	int cpu;
@@ -1908,14 +1908,16 @@ static unsigned long ule_balance_due(void)
 		if (!cpumask_and(&ule_bal_span, rd->span, cpu_active_mask) ||
 		    cpumask_first(&ule_bal_span) != cpu)
 			continue;
-		if (time_before(now, rd->ule.next_balance)) {
-			if (time_before(rd->ule.next_balance, next))
-				next = rd->ule.next_balance;
+		due = READ_ONCE(rd->ule.next_balance);
+		if (time_before(now, due)) {
+			if (time_before(due, next))
+				next = due;
 			continue;
 		}
-		rd->ule.next_balance = now + ule_balance_delay();
-		if (time_before(rd->ule.next_balance, next))
-			next = rd->ule.next_balance;
+		due = now + ule_balance_delay();
+		WRITE_ONCE(rd->ule.next_balance, due);
+		if (time_before(due, next))
+			next = due;
 		top = ule_top_domain(cpu);
 		if (top)
 			ule_balance_root(top, &ule_bal_span);
@@ -1931,6 +1933,36 @@ static void ule_balance_timer_fn(struct timer_list *timer)
 	/* A switch away from ULE deletes the timer; do not re-arm it. */
 	if (READ_ONCE(sched_normal_class) == &ule_sched_class)
 		mod_timer(timer, next);
+}
+
+/*
+ * A new interval applies at once: every root domain draws its next pass
+ * from it and a pending timer comes forward to the earliest, where
+ * FreeBSD counts down what it drew from the old interval.
+ *
+ * Context: the sysctl write, process context. Racing the timer only
+ * decides which of two fresh draws a root domain keeps; re-arming a timer
+ * a class switch just deleted costs one pass over empty ULE queues.
+ */
+static void ule_balance_interval_changed(void)
+{
+	unsigned long next = MAX_JIFFY_OFFSET, due;
+	struct root_domain *rd;
+	int cpu;
+
+	rcu_read_lock();
+	for_each_cpu(cpu, cpu_active_mask) {
+		rd = READ_ONCE(cpu_rq(cpu)->rd);
+		if (cpumask_first_and(rd->span, cpu_active_mask) != cpu)
+			continue;
+		due = jiffies + ule_balance_delay();
+		WRITE_ONCE(rd->ule.next_balance, due);
+		if (next == MAX_JIFFY_OFFSET || time_before(due, next))
+			next = due;
+	}
+	rcu_read_unlock();
+	if (next != MAX_JIFFY_OFFSET && timer_pending(&ule_balance_timer))
+		timer_reduce(&ule_balance_timer, next);
 }
 
 /* ULE's state in a new root domain (init_rootdomain()). */
@@ -2052,6 +2084,22 @@ static int ule_slice_sysctl(struct ctl_table *table, int write, void *buffer,
 	return ret;
 }
 
+#ifdef CONFIG_SMP
+static int ule_balance_sysctl(struct ctl_table *table, int write, void *buffer,
+			      size_t *lenp, loff_t *ppos)
+{
+	static DEFINE_MUTEX(balance_mutex);
+	int ret;
+
+	mutex_lock(&balance_mutex);
+	ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+	if (!ret && write)
+		ule_balance_interval_changed();
+	mutex_unlock(&balance_mutex);
+	return ret;
+}
+#endif
+
 static int ule_interact_max = ULE_INTERACT_MAX;
 static int ule_prio_max = ULE_PRI_MAX_IDLE;
 static int ule_slice_us_min = 1000;
@@ -2123,7 +2171,7 @@ static struct ctl_table ule_sysctls[] = {
 		.data		= &sysctl_sched_ule_balance_interval_ms,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= ule_balance_sysctl,
 		.extra1		= &ule_balance_ms_min,
 		.extra2		= &ule_balance_ms_max,
 	},

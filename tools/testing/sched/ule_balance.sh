@@ -13,7 +13,9 @@
 #      (reason numbers to names) and balance.txt (pid, tids, nproc, marker);
 #   c. two cpuset partitions (two root domains), idle stealing off: spinners
 #      started on one CPU of each, allowed their partition, are spread by
-#      the periodic balancer in both.
+#      the periodic balancer in both;
+#   d. the balancer held off with its longest interval and set back: the
+#      shorter interval applies at once (spinners on one CPU, stealing off).
 # Usage: ule_balance.sh OUTDIR ULELOAD
 out=${1:?usage: $0 OUTDIR ULELOAD}
 uleload=${2:?usage: $0 OUTDIR ULELOAD}
@@ -26,7 +28,7 @@ mkdir -p "$out"
 N=$(nproc)
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..8"
 # The observer must not be one of the loads: as a ULE timeshare task this
 # shell (charged its children's run time, so batch) waits up to a whole
 # calendar turn behind a spinner at each wakeup, and one 0.5 s sample took
@@ -180,9 +182,36 @@ for i in 1 2; do
 done
 kill $s1 $s2
 wait $s1 $s2 2>/dev/null
-echo "$steal" >$K/sched_ule_steal_thresh
 echo 1 >$C/cpuset.sched_load_balance
 rmdir $C/p1 $C/p2
 umount $C
+
+# d. A new interval applies at once. The longest one held for 2 s makes
+# the timer draw the next pass 30-90 s away; set back, spinners started
+# on CPU 0 (stealing still off) are spread by passes drawn from it, one
+# move per pass from CPU 0. A FreeBSD-like countdown left them piled up.
+interval=$(cat $K/sched_ule_balance_interval_ms)
+echo 60000 >$K/sched_ule_balance_interval_ms
+sleep 2
+echo "$interval" >$K/sched_ule_balance_interval_ms
+chrt -o 0 python3 "$here/spinners.py" --count $N --from-cpu 0 >/tmp/late.out &
+s1=$!
+pids1=$(wait_line /tmp/late.out pids 100)
+now_cs
+start=$now
+t1=""
+while [ -z "$t1" ] && [ $((now - start)) -le $((interval * 3 * N / 2 / 10 + 300)) ]; do
+	sleep 0.5
+	now_cs
+	spread "$pids1" && t1=$((now - start))
+done
+if [ -n "$t1" ]; then
+	ok "interval 60000 ms set back to $interval: spinners spread after $t1 cs:$where"
+else
+	not_ok "interval 60000 ms set back to $interval: spinners on$where after $((now - start)) cs"
+fi
+kill $s1
+wait $s1 2>/dev/null
+echo "$steal" >$K/sched_ule_steal_thresh
 
 tap_done
