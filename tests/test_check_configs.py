@@ -44,12 +44,14 @@ def test_our_lines_are_the_new_files_and_the_patched_lines():
 def test_cells_ask_for_what_they_test():
     cells = check_configs.CELLS
     assert set(cells) == {"up", "numa-off", "preempt-none", "nohz-full",
-                          "cgroup-sched-off", "sched-core", "ule-only", "bmq-only", "neither"}
+                          "cgroup-sched-off", "sched-core", "ule-only", "bmq-only", "muqss-only",
+                          "neither"}
     assert cells["up"].must == {"CONFIG_SMP": None}
     assert cells["sched-core"].must["CONFIG_SCHED_CORE"] == "y"
     assert cells["sched-core"].must["CONFIG_SCHED_ULE"] is None
     assert cells["neither"].must == {"CONFIG_SCHED_ULE": None, "CONFIG_SCHED_BMQ": None,
-                                     "CONFIG_SCHED_EVENTS": "y", "CONFIG_SCHED_SANITY": "y"}
+                                     "CONFIG_SCHED_MUQSS": None, "CONFIG_SCHED_EVENTS": "y",
+                                     "CONFIG_SCHED_SANITY": "y"}
     assert check_configs.CI_CELL in cells
 
 
@@ -73,7 +75,7 @@ def test_ci_cell_builds_clean():
     assert result["build"] == "clean" and result["w1"] == "clean", result
     # The recorder and the checker are about several CPUs: Kconfig keeps
     # them to SMP.
-    assert result["classes"] == ["SCHED_ULE", "SCHED_BMQ"]
+    assert result["classes"] == ["SCHED_ULE", "SCHED_BMQ", "SCHED_MUQSS"]
 
 
 def test_upstream_sparse_patterns_are_counted_apart(tmp_path):

@@ -2,14 +2,14 @@
 configs/distro.config, for packages on real machines; nothing here builds
 it (hours on two cores), but configuring it shows whether Kconfig keeps
 every scheduler option the series adds on top of Debian's choices (core
-scheduling, for one, would switch ULE and BMQ off)."""
+scheduling, for one, would switch ULE, BMQ and MuQSS off)."""
 
 from schedlab import build, paths
 
 # What the series adds that a package must carry; base.config builds the
 # same set for the guests.
-SERIES_OPTIONS = ["CONFIG_SCHED_ULE", "CONFIG_SCHED_BMQ", "CONFIG_SCHED_EVENTS",
-                  "CONFIG_SCHED_SANITY", "CONFIG_SCHED_DEFAULT_CFS"]
+SERIES_OPTIONS = ["CONFIG_SCHED_ULE", "CONFIG_SCHED_BMQ", "CONFIG_SCHED_MUQSS",
+                  "CONFIG_SCHED_EVENTS", "CONFIG_SCHED_SANITY", "CONFIG_SCHED_DEFAULT_CFS"]
 
 
 def fragment(name):

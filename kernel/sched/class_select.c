@@ -26,6 +26,9 @@ static const struct sched_class_choice sched_normal_choices[] = {
 #ifdef CONFIG_SCHED_BMQ
 	{ "bmq", &bmq_sched_class },
 #endif
+#ifdef CONFIG_SCHED_MUQSS
+	{ "muqss", &muqss_sched_class },
+#endif
 };
 
 /* Index set by "sched=", which is parsed before sched_init(). */
@@ -131,6 +134,9 @@ static void sched_class_switched(void)
 #ifdef CONFIG_SCHED_BMQ
 	bmq_normal_class_changed();
 #endif
+#ifdef CONFIG_SCHED_MUQSS
+	muqss_normal_class_changed();
+#endif
 }
 
 /* Tasks of @class queued or running on @rq. */
@@ -146,6 +152,10 @@ static unsigned int sched_class_nr_tasks(struct rq *rq, const struct sched_class
 #ifdef CONFIG_SCHED_BMQ
 	if (class == &bmq_sched_class)
 		return rq->bmq.nr;
+#endif
+#ifdef CONFIG_SCHED_MUQSS
+	if (class == &muqss_sched_class)
+		return rq->muqss.nr;
 #endif
 	return 0;
 }

@@ -51,8 +51,9 @@ static void sched_class_known_list(struct kunit *test)
 	char tiny[3];
 
 	sched_class_known_names(buf, sizeof(buf));
-	scnprintf(want, sizeof(want), "cfs%s%s", IS_ENABLED(CONFIG_SCHED_ULE) ? " ule" : "",
-		  IS_ENABLED(CONFIG_SCHED_BMQ) ? " bmq" : "");
+	scnprintf(want, sizeof(want), "cfs%s%s%s", IS_ENABLED(CONFIG_SCHED_ULE) ? " ule" : "",
+		  IS_ENABLED(CONFIG_SCHED_BMQ) ? " bmq" : "",
+		  IS_ENABLED(CONFIG_SCHED_MUQSS) ? " muqss" : "");
 	KUNIT_EXPECT_STREQ(test, buf, want);
 	/* Truncates instead of overflowing a short buffer. */
 	sched_class_known_names(tiny, sizeof(tiny));

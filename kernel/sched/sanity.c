@@ -262,10 +262,30 @@ static inline bool sanity_find_bmq_waiters(struct sanity_walk *w, int *budget)
 }
 #endif
 
+#ifdef CONFIG_SCHED_MUQSS
+/* MuQSS's skip list holds every waiting MuQSS task (not the running one). */
+static bool sanity_find_muqss_waiters(struct sanity_walk *w, int *budget)
+{
+	struct muqss_sl_node *node, *head = &w->rq->muqss.sl.head;
+
+	for (node = head->next[0]; node != head; node = node->next[0]) {
+		if (sanity_movable(w, container_of(node, struct task_struct, muqss.node)) ||
+		    !--*budget)
+			return true;
+	}
+	return false;
+}
+#else
+static inline bool sanity_find_muqss_waiters(struct sanity_walk *w, int *budget)
+{
+	return false;
+}
+#endif
+
 /*
  * Find waiting tasks on @w->rq that may run on a CPU of @w->idle. Each class
- * keeps its queued tasks its own way; the fair class, ULE and BMQ list all of
- * them, RT and deadline list those that can move ("pushable").
+ * keeps its queued tasks its own way; the fair class, ULE, BMQ and MuQSS list
+ * all of them, RT and deadline list those that can move ("pushable").
  *
  * Context: @w->rq locked, interrupts off; at most SANITY_WALK_MAX tasks.
  */
@@ -285,6 +305,8 @@ static void sanity_find_waiters(struct sanity_walk *w)
 	if (sanity_find_ule_waiters(w, &budget))
 		return;
 	if (sanity_find_bmq_waiters(w, &budget))
+		return;
+	if (sanity_find_muqss_waiters(w, &budget))
 		return;
 	plist_for_each_entry(p, &rq->rt.pushable_tasks, pushable_tasks) {
 		if (sanity_movable(w, p) || !--budget)

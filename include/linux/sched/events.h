@@ -24,6 +24,9 @@ enum sched_ev_kind {
 	SCHED_EV_BMQ_FIRST		= 32,	/* 32-47: the BMQ class */
 	SCHED_EV_BMQ_SELECT		= 32,	/* BMQ wakeup placement */
 	SCHED_EV_BMQ_PULL		= 33,	/* BMQ idle pull's sources */
+	SCHED_EV_MUQSS_FIRST		= 48,	/* 48-63: the MuQSS class */
+	SCHED_EV_MUQSS_SELECT		= 48,	/* MuQSS wakeup placement */
+	SCHED_EV_MUQSS_LOOK		= 49,	/* MuQSS pick's look across queues */
 };
 
 /* Why set_task_cpu() moved a task. Values are part of the ABI. */

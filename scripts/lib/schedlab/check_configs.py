@@ -63,15 +63,23 @@ CELLS = {c.name: c for c in [
     # SCHED_AUTOGROUP selects CGROUP_SCHED.
     _cell("cgroup-sched-off", "no CGROUP_SCHED (no task groups, no autogroup)",
           ["# CONFIG_CGROUP_SCHED is not set", "# CONFIG_SCHED_AUTOGROUP is not set"]),
-    # Kconfig.sched keeps ULE and BMQ out of a core-scheduling kernel.
-    _cell("sched-core", "SCHED_CORE=y (ULE and BMQ then off, as Kconfig says)",
+    # Kconfig.sched keeps ULE, BMQ and MuQSS out of a core-scheduling kernel.
+    _cell("sched-core", "SCHED_CORE=y (ULE, BMQ and MuQSS then off, as Kconfig says)",
           ["CONFIG_SCHED_CORE=y", "# CONFIG_SCHED_ULE is not set",
-           "# CONFIG_SCHED_BMQ is not set"]),
-    _cell("ule-only", "ULE without BMQ", ["CONFIG_SCHED_ULE=y", "# CONFIG_SCHED_BMQ is not set"]),
-    _cell("bmq-only", "BMQ without ULE", ["# CONFIG_SCHED_ULE is not set", "CONFIG_SCHED_BMQ=y"]),
+           "# CONFIG_SCHED_BMQ is not set", "# CONFIG_SCHED_MUQSS is not set"]),
+    _cell("ule-only", "ULE without BMQ or MuQSS",
+          ["CONFIG_SCHED_ULE=y", "# CONFIG_SCHED_BMQ is not set",
+           "# CONFIG_SCHED_MUQSS is not set"]),
+    _cell("bmq-only", "BMQ without ULE or MuQSS",
+          ["# CONFIG_SCHED_ULE is not set", "CONFIG_SCHED_BMQ=y",
+           "# CONFIG_SCHED_MUQSS is not set"]),
+    _cell("muqss-only", "MuQSS without ULE or BMQ",
+          ["# CONFIG_SCHED_ULE is not set", "# CONFIG_SCHED_BMQ is not set",
+           "CONFIG_SCHED_MUQSS=y"]),
     _cell("neither", "CFS only, the observability tools still in",
           ["# CONFIG_SCHED_ULE is not set", "# CONFIG_SCHED_BMQ is not set",
-           "CONFIG_SCHED_EVENTS=y", "CONFIG_SCHED_SANITY=y"]),
+           "# CONFIG_SCHED_MUQSS is not set", "CONFIG_SCHED_EVENTS=y",
+           "CONFIG_SCHED_SANITY=y"]),
 ]}
 # The one CI builds: the most #ifdefs differ from what the tests boot.
 CI_CELL = "up"
@@ -229,7 +237,8 @@ def check_cell(cell, jobs=None, sparse=True, w1=True, verbose=False, log=build.s
         result["build"] = f"not configured: {problem}"
         return result
     have = build.read_config(obj / ".config")
-    result["classes"] = [c for c in ("SCHED_ULE", "SCHED_BMQ", "SCHED_EVENTS", "SCHED_SANITY")
+    result["classes"] = [c for c in ("SCHED_ULE", "SCHED_BMQ", "SCHED_MUQSS", "SCHED_EVENTS",
+                                     "SCHED_SANITY")
                          if have.get(f"CONFIG_{c}") == "y"]
     owned = our_lines()
     steps = [("build", ["vmlinux"])]

@@ -158,7 +158,7 @@ PRESETS = {t.name: t for t in [
 
 
 # The classes sched= and kernel.sched_class accept (kernel/sched/class_select.c).
-SCHED_CLASSES = ("cfs", "ule", "bmq")
+SCHED_CLASSES = ("cfs", "ule", "bmq", "muqss")
 
 
 def parse_cpulist(text):

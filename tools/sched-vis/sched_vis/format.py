@@ -45,6 +45,8 @@ KIND_NAMES = {
     18: "ule_balance",
     32: "bmq_select",
     33: "bmq_pull",
+    48: "muqss_select",
+    49: "muqss_look",
 }
 
 REASON_NAMES = {
@@ -86,4 +88,6 @@ def kind_class(k):
         return "ule"
     if 32 <= k < 48:
         return "bmq"
+    if 48 <= k < 64:
+        return "muqss"
     return None

@@ -1,0 +1,969 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MuQSS: Con Kolivas's Multiple Queue Skiplist Scheduler as a Linux
+ * scheduling class for SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE tasks,
+ * selected with CONFIG_SCHED_DEFAULT_MUQSS or "sched=muqss".
+ * Documentation/scheduler/muqss.rst describes the design and lists where
+ * it differs from MuQSS, which replaces the whole core scheduler.
+ *
+ * Per CPU, a skip list of waiting tasks ordered by virtual deadline: now
+ * plus rr_interval scaled by nice. Every task gets the same rr_interval
+ * slice; a task keeps its deadline and what is left of its slice while it
+ * sleeps and gets a new deadline only when the slice is used up. A CPU
+ * about to pick looks at the first task of the other CPUs' lists, nearest
+ * first, and takes the earliest deadline it may run. There is no periodic
+ * balancer: wakeups go to an idle CPU or preempt one running a later
+ * deadline, and the pick's look across queues does the rest.
+ *
+ * Built as part of build_policy.c.
+ */
+#include <linux/sched/isolation.h>
+
+/* kernel.sched_muqss_rr_interval_ms */
+static int sysctl_sched_muqss_rr_interval = MUQSS_RR_DEFAULT_MS;
+/* kernel.sched_muqss_interactive: 0 looks only at busier queues, this node. */
+static int sysctl_sched_muqss_interactive = 1;
+/* kernel.sched_muqss_yield_type: 0 none, 1 reschedule, 2 expire the slice. */
+static int sysctl_sched_muqss_yield_type = 1;
+
+static u32 muqss_ratios[NICE_WIDTH] __read_mostly;
+
+/* Entity flags. */
+#define MUQSS_F_ONRQ	0x01	/* enqueued in the class */
+#define MUQSS_F_LISTED	0x02	/* in its CPU's skip list */
+#define MUQSS_F_RUNNING	0x04	/* between set_next_task and put_prev_task */
+
+static inline bool muqss_task(struct task_struct *p)
+{
+	return p->sched_class == &muqss_sched_class;
+}
+
+static inline unsigned int muqss_rr(void)
+{
+	return READ_ONCE(sysctl_sched_muqss_rr_interval);
+}
+
+static inline u64 muqss_diff_of(int static_prio)
+{
+	return muqss_deadline_diff(muqss_ratios[static_prio - MAX_RT_PRIO], muqss_rr());
+}
+
+static inline u64 muqss_longest_diff(void)
+{
+	return muqss_deadline_diff(muqss_ratios[NICE_WIDTH - 1], muqss_rr());
+}
+
+/*
+ * idleprio_suitable(): a SCHED_IDLE task may wait behind everything else
+ * unless it is exiting or has a signal to handle, which it should do soon.
+ */
+static bool muqss_idle_suitable(struct task_struct *p)
+{
+	return !(p->flags & PF_EXITING) && !signal_pending(p);
+}
+
+static u64 muqss_task_key(struct task_struct *p)
+{
+	return muqss_key(p->muqss.deadline, p->policy == SCHED_IDLE, muqss_idle_suitable(p),
+			 muqss_longest_diff());
+}
+
+/* time_slice_expired(): a full slice and a deadline from now. */
+static void muqss_new_deadline(struct rq *rq, struct task_struct *p)
+{
+	p->muqss.slice = muqss_slice_ns(muqss_rr());
+	p->muqss.deadline = rq_clock(rq) + muqss_diff_of(p->static_prio);
+	p->muqss.deadline_prio = p->static_prio;
+}
+
+/* adjust_deadline(): a nice change moves the deadline by the difference. */
+static void muqss_sync_nice(struct task_struct *p)
+{
+	struct sched_muqss_entity *me = &p->muqss;
+
+	if (me->deadline_prio == p->static_prio)
+		return;
+	me->deadline += muqss_diff_of(p->static_prio) - muqss_diff_of(me->deadline_prio);
+	me->deadline_prio = p->static_prio;
+}
+
+static inline void muqss_publish(struct muqss_rq *mq)
+{
+	struct muqss_sl_node *first = muqss_sl_first(&mq->sl);
+
+	WRITE_ONCE(mq->best_key, first ? first->key : U64_MAX);
+}
+
+static void muqss_list_add(struct rq *rq, struct task_struct *p)
+{
+	struct muqss_rq *mq = &rq->muqss;
+
+	lockdep_assert_rq_held(rq);
+	SCHED_WARN_ON(p->muqss.flags & MUQSS_F_LISTED);
+	mq->seed = mq->seed * 1103515245 + 12345 + (u32)(rq_clock(rq) >> 10);
+	muqss_sl_insert(&mq->sl, &p->muqss.node, muqss_task_key(p),
+			muqss_sl_random_level(mq->seed >> 8));
+	p->muqss.flags |= MUQSS_F_LISTED;
+	muqss_publish(mq);
+}
+
+static void muqss_list_del(struct rq *rq, struct task_struct *p)
+{
+	struct muqss_rq *mq = &rq->muqss;
+
+	lockdep_assert_rq_held(rq);
+	if (!(p->muqss.flags & MUQSS_F_LISTED))
+		return;
+	muqss_sl_delete(&mq->sl, &p->muqss.node);
+	p->muqss.flags &= ~MUQSS_F_LISTED;
+	muqss_publish(mq);
+}
+
+static inline struct task_struct *muqss_node_task(struct muqss_sl_node *node)
+{
+	return container_of(node, struct task_struct, muqss.node);
+}
+
+#ifdef CONFIG_SMP
+/* CPUs whose last pick found nothing; confirmed with available_idle_cpu(). */
+static struct cpumask muqss_idle_mask;
+
+static void muqss_kick_idle(struct rq *rq, struct task_struct *p);
+
+static inline void muqss_mark_idle(struct rq *rq, bool idle)
+{
+	if (cpumask_test_cpu(cpu_of(rq), &muqss_idle_mask) == idle)
+		return;
+	if (idle)
+		cpumask_set_cpu(cpu_of(rq), &muqss_idle_mask);
+	else
+		cpumask_clear_cpu(cpu_of(rq), &muqss_idle_mask);
+}
+
+/* MuQSS's utilisation is part of cpu_util_cfs(); tell schedutil it moved. */
+static inline void muqss_update_util(struct rq *rq, int running)
+{
+	if (update_muqss_rq_load_avg(rq_clock_pelt(rq), rq, running))
+		cpufreq_update_util(rq, 0);
+}
+#else
+static inline void muqss_mark_idle(struct rq *rq, bool idle) { }
+static inline void muqss_update_util(struct rq *rq, int running) { }
+static inline void muqss_kick_idle(struct rq *rq, struct task_struct *p) { }
+#endif
+
+#ifdef CONFIG_SCHED_HRTICK
+/* MuQSS's hrexpiry: the rq's hrtick, sched_feat HRTICK_MUQSS (default on). */
+static inline bool muqss_hrtick_on(struct rq *rq)
+{
+	return sched_feat(HRTICK_MUQSS) && hrtick_enabled(rq);
+}
+
+/* End @p's slice on time: arm the hrtick for what is left of it. */
+static void muqss_hrtick_start(struct rq *rq, struct task_struct *p)
+{
+	if (muqss_hrtick_on(rq))
+		hrtick_start(rq, max_t(s64, p->muqss.slice, MUQSS_RESCHED_NS));
+}
+
+/* @rq goes idle: nothing left to expire. */
+static void muqss_hrtick_cancel(struct rq *rq)
+{
+	lockdep_assert_rq_held(rq);
+	/* Not hrtimer_cancel(): the handler takes this rq's lock. */
+	if (hrtimer_is_queued(&rq->hrtick_timer))
+		hrtimer_try_to_cancel(&rq->hrtick_timer);
+}
+#else
+static inline bool muqss_hrtick_on(struct rq *rq) { return false; }
+static inline void muqss_hrtick_start(struct rq *rq, struct task_struct *p) { }
+static inline void muqss_hrtick_cancel(struct rq *rq) { }
+#endif
+
+/* Charge the running task's time to it and to its slice. */
+static void update_curr_muqss(struct rq *rq)
+{
+	struct task_struct *curr = rq_curr_locked(rq);
+	u64 now, delta;
+
+	if (!muqss_task(curr))
+		return;
+	now = rq_clock_task(rq);
+	delta = now - curr->se.exec_start;
+	if (unlikely((s64)delta <= 0))
+		return;
+	schedstat_set(curr->stats.exec_max, max(curr->stats.exec_max, delta));
+	trace_sched_stat_runtime(curr, delta, 0);
+	update_current_exec_runtime(curr, now, delta);
+	curr->muqss.slice -= delta;
+}
+
+static void enqueue_task_muqss(struct rq *rq, struct task_struct *p, int flags)
+{
+	struct sched_muqss_entity *me = &p->muqss;
+
+	SCHED_WARN_ON(me->flags & MUQSS_F_ONRQ);
+	/* First time in the class (boot, or a switch from another class). */
+	if (!me->deadline_prio)
+		muqss_new_deadline(rq, p);
+	muqss_sync_nice(p);
+	me->flags |= MUQSS_F_ONRQ;
+	/* The running task is listed again only when it is put back. */
+	if (!(me->flags & MUQSS_F_RUNNING))
+		muqss_list_add(rq, p);
+	rq->muqss.nr++;
+	add_nr_running(rq, 1);
+	if (p->in_iowait)
+		cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT);
+}
+
+static void dequeue_task_muqss(struct rq *rq, struct task_struct *p, int flags)
+{
+	struct sched_muqss_entity *me = &p->muqss;
+
+	SCHED_WARN_ON(!(me->flags & MUQSS_F_ONRQ));
+	if (me->flags & MUQSS_F_RUNNING)
+		update_curr_muqss(rq);
+	muqss_list_del(rq, p);
+	me->flags &= ~MUQSS_F_ONRQ;
+	rq->muqss.nr--;
+	sub_nr_running(rq, 1);
+}
+
+/*
+ * Type 1 (MuQSS's default) keeps the deadline, so the yielder runs on
+ * unless some task has an earlier one; type 2 gives up the slice and its
+ * deadline. Type 0 does nothing here, and the core's reschedule then
+ * behaves as type 1 (MuQSS's returns without one).
+ */
+static void yield_task_muqss(struct rq *rq)
+{
+	struct task_struct *curr = rq_curr_locked(rq);
+
+	if (READ_ONCE(sysctl_sched_muqss_yield_type) == 2)
+		muqss_new_deadline(rq, curr);
+}
+
+static void check_preempt_curr_muqss(struct rq *rq, struct task_struct *p, int flags)
+{
+	struct task_struct *curr = rq_curr_locked(rq);
+
+	if (!muqss_task(curr))
+		return;
+	if (muqss_can_preempt(muqss_task_key(p), p->policy == SCHED_BATCH,
+			      p->policy == SCHED_IDLE, rq->muqss.curr_key))
+		resched_curr(rq);
+}
+
+static void set_next_task_muqss(struct rq *rq, struct task_struct *p, bool first)
+{
+	struct sched_muqss_entity *me = &p->muqss;
+
+	muqss_list_del(rq, p);
+	me->flags |= MUQSS_F_RUNNING;
+	p->se.exec_start = rq_clock_task(rq);
+	if (first)
+		p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
+	WRITE_ONCE(rq->muqss.curr_key, muqss_task_key(p));
+	muqss_mark_idle(rq, false);
+	muqss_hrtick_start(rq, p);
+	if (rq_curr_locked(rq)->sched_class != &muqss_sched_class)
+		muqss_update_util(rq, 0);
+}
+
+#ifdef CONFIG_SMP
+static bool muqss_pick_look(struct rq *rq);
+#else
+static inline bool muqss_pick_look(struct rq *rq) { return false; }
+#endif
+
+/*
+ * earliest_deadline_task(): the first of this CPU's list, unless the look
+ * across the other CPUs' lists finds an earlier deadline it may run.
+ *
+ * Context: __schedule(), @rq locked and pinned; other rq locks only tried.
+ */
+static struct task_struct *pick_next_task_muqss(struct rq *rq)
+{
+	struct muqss_sl_node *first;
+	struct task_struct *p;
+
+	muqss_pick_look(rq);
+	first = muqss_sl_first(&rq->muqss.sl);
+	if (!first) {
+		WRITE_ONCE(rq->muqss.curr_key, U64_MAX);
+		muqss_mark_idle(rq, true);
+		muqss_hrtick_cancel(rq);
+		return NULL;
+	}
+	p = muqss_node_task(first);
+	set_next_task_muqss(rq, p, true);
+	return p;
+}
+
+/*
+ * check_deadline(): a used-up slice gets a new one and a new deadline,
+ * whether the task sleeps or waits; SCHED_BATCH tasks get both at every
+ * reschedule. A waiting task goes back in the list under its key, and an
+ * idle CPU it may run on is asked to take it.
+ */
+static void put_prev_task_muqss(struct rq *rq, struct task_struct *p)
+{
+	struct sched_muqss_entity *me = &p->muqss;
+
+	update_curr_muqss(rq);
+	muqss_update_util(rq, 1);
+	me->flags &= ~MUQSS_F_RUNNING;
+	if (me->slice < (s64)MUQSS_RESCHED_NS || p->policy == SCHED_BATCH)
+		muqss_new_deadline(rq, p);
+	if (me->flags & MUQSS_F_ONRQ) {
+		muqss_list_add(rq, p);
+		muqss_kick_idle(rq, p);
+	}
+}
+
+/*
+ * The tick, and the hrtick with @queued set. The hrtick ends a slice on
+ * time; without it the tick ends one with less than half a tick left, as
+ * MuQSS's dither does, rather than a whole tick after it ran out.
+ *
+ * Context: hardirq, @rq locked.
+ */
+static void task_tick_muqss(struct rq *rq, struct task_struct *p, int queued)
+{
+	s64 dither = queued || muqss_hrtick_on(rq) ? 0 : TICK_NSEC / 2;
+
+	update_curr_muqss(rq);
+	muqss_update_util(rq, 1);
+	if (p->muqss.slice - dither < (s64)MUQSS_RESCHED_NS)
+		resched_curr(rq);
+	else if (queued)
+		muqss_hrtick_start(rq, p);
+}
+
+/*
+ * Fork: the parent's remaining slice is split with the child, which keeps
+ * the parent's deadline; if the half is too short to run, the parent
+ * reschedules and the child starts with a fresh slice and deadline.
+ */
+static void task_fork_muqss(struct task_struct *p)
+{
+	struct task_struct *parent = current;
+	struct rq_flags rf;
+	struct rq *rq;
+
+	rq = this_rq();
+	rq_lock(rq, &rf);
+	update_rq_clock(rq);
+	if (muqss_task(parent) && parent->policy != SCHED_FIFO) {
+		update_curr_muqss(rq);
+		parent->muqss.slice /= 2;
+		if (parent->muqss.slice < (s64)MUQSS_RESCHED_NS) {
+			resched_curr(rq);
+			muqss_new_deadline(rq, p);
+		} else {
+			p->muqss.slice = parent->muqss.slice;
+			p->muqss.deadline = parent->muqss.deadline;
+			p->muqss.deadline_prio = parent->muqss.deadline_prio;
+			/* The parent's slice timer was armed for the whole half. */
+			muqss_hrtick_start(rq, parent);
+		}
+	} else {
+		muqss_new_deadline(rq, p);
+	}
+	rq_unlock(rq, &rf);
+}
+
+/*
+ * A nice or PI change: enqueue_task() moved the deadline and the key. The
+ * running task reschedules if its nice got worse, as MuQSS's
+ * set_user_nice() does; a waiting one may now preempt.
+ */
+static void prio_changed_muqss(struct rq *rq, struct task_struct *p, int oldprio)
+{
+	if (!task_on_rq_queued(p))
+		return;
+	if (task_current(rq, p)) {
+		WRITE_ONCE(rq->muqss.curr_key, muqss_task_key(p));
+		if (p->prio > oldprio || READ_ONCE(rq->muqss.best_key) < rq->muqss.curr_key)
+			resched_curr(rq);
+	} else {
+		check_preempt_curr_muqss(rq, p, 0);
+	}
+}
+
+static void switched_to_muqss(struct rq *rq, struct task_struct *p)
+{
+	bool listed = p->muqss.flags & MUQSS_F_LISTED;
+
+	if (p->muqss.slice < (s64)MUQSS_RESCHED_NS) {
+		if (listed)
+			muqss_list_del(rq, p);
+		muqss_new_deadline(rq, p);
+		if (listed)
+			muqss_list_add(rq, p);
+	}
+	if (!task_on_rq_queued(p) || task_current(rq, p))
+		return;
+	if (!muqss_task(rq_curr_locked(rq)))
+		resched_curr(rq);
+	else
+		check_preempt_curr_muqss(rq, p, 0);
+}
+
+/*
+ * sched_rr_get_interval(): MuQSS reports rr_interval scaled by the nice
+ * ratio (the deadline offset), nominal as every slice is rr_interval; in
+ * jiffies here, and at least one.
+ */
+static unsigned int get_rr_interval_muqss(struct rq *rq, struct task_struct *task)
+{
+	return max_t(u64, 1, DIV_ROUND_CLOSEST_ULL(muqss_diff_of(task->static_prio), TICK_NSEC));
+}
+
+#ifdef CONFIG_SMP
+static void muqss_look_ipi(void *info);
+#endif
+
+void init_muqss_rq(struct muqss_rq *mq)
+{
+	muqss_sl_init(&mq->sl);
+	mq->best_key = U64_MAX;
+	mq->curr_key = U64_MAX;
+#ifdef CONFIG_SMP
+	INIT_CSD(&mq->look_csd, muqss_look_ipi, container_of(mq, struct rq, muqss));
+#endif
+}
+
+/* A new task (from __sched_fork()); task_fork() gives it a slice. */
+void muqss_init_task(struct task_struct *p)
+{
+	memset(&p->muqss, 0, sizeof(p->muqss));
+}
+
+#ifdef CONFIG_SMP
+/*
+ * The key of what @cpu runs, for a lockless preemption test: 0 (never
+ * preempted from here) while realtime, deadline or another class's task
+ * runs there.
+ */
+static u64 muqss_cpu_key(int cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+	/* Callers run with preemption off, an RCU-sched reader. */
+	struct task_struct *curr = rcu_dereference_sched(rq->curr);
+
+	sched_ev_seen_cpu(cpu);
+	if (READ_ONCE(rq->rt.rt_nr_running) || READ_ONCE(rq->dl.dl_nr_running))
+		return 0;
+	if (curr == rq->idle)
+		return U64_MAX;
+	if (curr->sched_class != &muqss_sched_class)
+		return 0;
+	return READ_ONCE(rq->muqss.curr_key);
+}
+
+static bool muqss_idle_cpu(int cpu)
+{
+	sched_ev_seen_cpu(cpu);
+	return available_idle_cpu(cpu);
+}
+
+/* Every SMT sibling of @cpu (itself included) is idle. */
+static bool muqss_idle_core(int cpu)
+{
+#ifdef CONFIG_SCHED_SMT
+	int sibling;
+
+	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
+		if (!available_idle_cpu(sibling))
+			return false;
+	}
+#endif
+	return true;
+}
+
+static inline u8 muqss_loc(struct rq *rq, int cpu)
+{
+	return cpu == cpu_of(rq) ? MUQSS_LOC_SAME : rq->muqss.loc[cpu];
+}
+
+/*
+ * best_mask_cpu(): among idle CPUs @p may use, @prev if it is one, else
+ * the lowest rank from @prev (nearest, and a whole idle core before the
+ * sibling of a busy one). -1 if none is idle indeed.
+ */
+static int muqss_best_idle(struct task_struct *p, int prev)
+{
+	struct rq *prq = cpu_rq(prev);
+	unsigned int rank, best_rank = UINT_MAX;
+	int cpu, best = -1;
+
+	if (cpumask_test_cpu(prev, p->cpus_ptr) && cpumask_test_cpu(prev, &muqss_idle_mask) &&
+	    muqss_idle_cpu(prev))
+		return prev;
+	for_each_cpu_and(cpu, p->cpus_ptr, &muqss_idle_mask) {
+		u8 loc = muqss_loc(prq, cpu);
+
+		if (loc == MUQSS_LOC_NONE || !cpu_active(cpu) || !muqss_idle_cpu(cpu))
+			continue;
+		rank = muqss_idle_rank(loc, !muqss_idle_core(cpu));
+		if (rank < best_rank) {
+			best_rank = rank;
+			best = cpu;
+		}
+	}
+	return best;
+}
+
+/*
+ * select_best_cpu(): an idle CPU if one is allowed, else the allowed CPU
+ * with the fewest tasks in @prev's locality order, @prev first; ties go
+ * to the nearer. New tasks start on their parent's CPU, as in MuQSS.
+ */
+static int muqss_select_cpu(struct task_struct *p, int prev)
+{
+	struct rq *prq = cpu_rq(prev);
+	unsigned int nr, best_nr = UINT_MAX;
+	int cpu, best = -1, i;
+
+	if (!cpumask_intersects(p->cpus_ptr, cpu_active_mask))
+		return prev;
+	cpu = muqss_best_idle(p, prev);
+	if (cpu >= 0)
+		return cpu;
+	if (cpumask_test_cpu(prev, p->cpus_ptr) && cpu_active(prev)) {
+		best = prev;
+		best_nr = READ_ONCE(prq->nr_running);
+	}
+	for (i = 0; i < READ_ONCE(prq->muqss.nr_order) && best_nr; i++) {
+		cpu = prq->muqss.order[i];
+		if (!cpumask_test_cpu(cpu, p->cpus_ptr) || !cpu_active(cpu))
+			continue;
+		sched_ev_seen_cpu(cpu);
+		nr = READ_ONCE(cpu_rq(cpu)->nr_running);
+		if (nr < best_nr) {
+			best_nr = nr;
+			best = cpu;
+		}
+	}
+	return best >= 0 ? best : prev;
+}
+
+static int select_task_rq_muqss(struct task_struct *p, int prev, int wake_flags)
+{
+	int cpu;
+
+	if (wake_flags & (WF_EXEC | WF_FORK))
+		return prev;
+	rcu_read_lock();
+	cpu = sched_ev_search(SCHED_EV_MUQSS_SELECT, p->pid, muqss_select_cpu(p, prev));
+	rcu_read_unlock();
+	return cpu;
+}
+
+/*
+ * resched_curr() without @cpu's lock, which callers may not take under
+ * theirs: this CPU marks itself, another gets an IPI that does.
+ */
+static void muqss_kick_cpu(int cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+
+	if (cpu == smp_processor_id()) {
+		set_tsk_need_resched(current);
+		set_preempt_need_resched();
+	} else if (!atomic_xchg(&rq->muqss.look_kicked, 1)) {
+		smp_call_function_single_async(cpu, &rq->muqss.look_csd);
+	}
+}
+
+/*
+ * try_preempt(): after @p was queued on @rq, nothing more if @p may
+ * preempt what @rq's CPU runs (check_preempt_curr() rescheduled it); else
+ * the best idle CPU @p may use, else the first CPU in @rq's locality order
+ * running a task @p may preempt, is told to reschedule, and its pick's
+ * look takes @p. With interactive off, only CPUs less busy than @rq.
+ *
+ * Context: @rq locked (task_woken, or wake_up_new_task).
+ */
+static void muqss_try_preempt(struct rq *rq, struct task_struct *p)
+{
+	u64 key = muqss_task_key(p);
+	bool batch = p->policy == SCHED_BATCH, idleprio = p->policy == SCHED_IDLE;
+	bool interactive = READ_ONCE(sysctl_sched_muqss_interactive);
+	int cpu, i, best;
+
+	lockdep_assert_rq_held(rq);
+	if (!task_on_rq_queued(p) || task_current(rq, p))
+		return;
+	rcu_read_lock();
+	/* Idle, or running a later deadline: check_preempt_curr() rescheduled it. */
+	if (muqss_can_preempt(key, batch, idleprio, muqss_cpu_key(cpu_of(rq))))
+		goto out;
+	best = muqss_best_idle(p, cpu_of(rq));
+	if (best >= 0 && best != cpu_of(rq)) {
+		muqss_kick_cpu(best);
+		goto out;
+	}
+	if (idleprio || p->nr_cpus_allowed == 1 || is_migration_disabled(p))
+		goto out;
+	for (i = 0; i < rq->muqss.nr_order; i++) {
+		cpu = rq->muqss.order[i];
+		if (!cpumask_test_cpu(cpu, p->cpus_ptr) || !cpu_active(cpu))
+			continue;
+		if (!interactive && READ_ONCE(cpu_rq(cpu)->nr_running) >= rq->nr_running)
+			continue;
+		if (muqss_can_preempt(key, batch, idleprio, muqss_cpu_key(cpu))) {
+			muqss_kick_cpu(cpu);
+			break;
+		}
+	}
+out:
+	rcu_read_unlock();
+}
+
+static void task_woken_muqss(struct rq *rq, struct task_struct *p)
+{
+	muqss_try_preempt(rq, p);
+}
+
+/*
+ * resched_suitable_idle(): @p goes back to waiting on @rq; the nearest
+ * idle CPU it may run on is told to take it.
+ */
+static void muqss_kick_idle(struct rq *rq, struct task_struct *p)
+{
+	int cpu;
+
+	if (cpumask_empty(&muqss_idle_mask) || p->nr_cpus_allowed == 1 ||
+	    is_migration_disabled(p))
+		return;
+	rcu_read_lock();
+	cpu = muqss_best_idle(p, cpu_of(rq));
+	if (cpu >= 0 && cpu != cpu_of(rq))
+		muqss_kick_cpu(cpu);
+	rcu_read_unlock();
+}
+
+static bool muqss_may_take(struct rq *src, struct task_struct *p, int cpu)
+{
+	return !(p->muqss.flags & MUQSS_F_RUNNING) && !task_on_cpu(src, p) &&
+	       !is_migration_disabled(p) && cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+/*
+ * The first task on @src's list with a key below @best that @this_rq's
+ * CPU may run, walking level 0 (interactive) or stopping at the first
+ * that it may not run (interactive off), as earliest_deadline_task().
+ */
+static struct task_struct *muqss_first_for(struct rq *src, struct rq *this_rq, u64 best,
+					   bool interactive)
+{
+	struct muqss_sl_node *node, *head = &src->muqss.sl.head;
+	struct task_struct *p;
+
+	lockdep_assert_rq_held(src);
+	for (node = head->next[0]; node != head && node->key < best; node = node->next[0]) {
+		p = muqss_node_task(node);
+		if (muqss_may_take(src, p, cpu_of(this_rq)))
+			return p;
+		if (!interactive)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * earliest_deadline_task(), the look across queues: @this_rq takes the
+ * task with the earliest key among the first tasks of the other CPUs'
+ * lists, in its locality order, if it beats @best (what it would run of
+ * its own). Unlocked keys skip queues with nothing better; a queue whose
+ * lock is taken is skipped, never waited for. With interactive off only
+ * busier queues count and the look stops at the node's edge once
+ * something was found. Returns whether a task moved here.
+ *
+ * Context: @this_rq locked, IRQs off; other rq locks only tried.
+ */
+static void muqss_build_order(struct rq *rq);
+
+static bool muqss_look(struct rq *this_rq, u64 best)
+{
+	bool interactive = READ_ONCE(sysctl_sched_muqss_interactive);
+	struct task_struct *p, *found = NULL;
+	struct rq *src, *from = NULL;
+	unsigned int i;
+	int cpu;
+
+	lockdep_assert_rq_held(this_rq);
+	/* No sched domain (isolated, or sched_load_balance off): no balance. */
+	if (!cpu_active(cpu_of(this_rq)) || !rcu_access_pointer(this_rq->sd))
+		return false;
+	if (READ_ONCE(this_rq->muqss.order_stale)) {
+		WRITE_ONCE(this_rq->muqss.order_stale, false);
+		muqss_build_order(this_rq);
+	}
+	for (i = 0; i < this_rq->muqss.nr_order; i++) {
+		cpu = this_rq->muqss.order[i];
+		if (found && !interactive && this_rq->muqss.loc[cpu] > MUQSS_LOC_SMP)
+			break;
+		src = cpu_rq(cpu);
+		sched_ev_seen_cpu(cpu);
+		if (READ_ONCE(src->muqss.best_key) >= best)
+			continue;
+		if (!interactive && READ_ONCE(src->muqss.nr) <= this_rq->muqss.nr)
+			continue;
+		if (!raw_spin_rq_trylock(src))
+			continue;
+		p = muqss_first_for(src, this_rq, best, interactive);
+		if (p) {
+			if (from)
+				raw_spin_rq_unlock(from);
+			from = src;
+			found = p;
+			best = p->muqss.node.key;
+		} else {
+			raw_spin_rq_unlock(src);
+		}
+	}
+	if (!found)
+		return false;
+	/* Taken by trylock, not rq_lock(): its clock flags are the last holder's. */
+	double_rq_clock_clear_update(from, from);
+	update_rq_clock(from);
+	deactivate_task(from, found, DEQUEUE_NOCLOCK);
+	set_task_cpu_reason(found, cpu_of(this_rq), SCHED_MIGRATE_IDLE_BALANCE);
+	activate_task(this_rq, found, ENQUEUE_NOCLOCK);
+	raw_spin_rq_unlock(from);
+	return true;
+}
+
+/* The look of a pick: only while MuQSS runs the normal tasks. */
+static bool muqss_pick_look(struct rq *rq)
+{
+	bool moved;
+
+	if (READ_ONCE(sched_normal_class) != &muqss_sched_class)
+		return false;
+	moved = muqss_look(rq, READ_ONCE(rq->muqss.best_key));
+	sched_ev_search(SCHED_EV_MUQSS_LOOK, cpu_of(rq), moved ? cpu_of(rq) : -1);
+	return moved;
+}
+
+/*
+ * The look is in the pick, after prev is back in its list; this only
+ * says whether the classes below need a look.
+ */
+static int balance_muqss(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
+{
+	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq) ||
+		rq->muqss.nr;
+}
+
+/*
+ * Told to reschedule by a CPU that could not take this one's lock: a
+ * wakeup elsewhere that may preempt what runs here, or waiting work for
+ * this idle CPU. The pick that follows looks at the queues.
+ *
+ * Context: hardirq on this CPU; takes its rq lock.
+ */
+static void muqss_look_ipi(void *info)
+{
+	struct rq *rq = info;
+	struct rq_flags rf;
+
+	atomic_set(&rq->muqss.look_kicked, 0);
+	rq_lock(rq, &rf);
+	if (sched_normal_class == &muqss_sched_class &&
+	    (rq_curr_locked(rq) == rq->idle || muqss_task(rq_curr_locked(rq))))
+		resched_curr(rq);
+	rq_unlock(rq, &rf);
+}
+
+/*
+ * The locality of every CPU of @rq's root domain from @rq's CPU and the
+ * order the look visits them in; CPUs elsewhere or isolated from sched
+ * domains, or all of them when @rq's CPU is, are never looked at.
+ */
+static void muqss_build_order(struct rq *rq)
+{
+	int this = cpu_of(rq), cpu;
+	bool isolated = !housekeeping_cpu(this, HK_TYPE_DOMAIN);
+	u8 *loc = rq->muqss.loc;
+
+	if (!loc || !rq->muqss.order)
+		return;
+	for_each_possible_cpu(cpu) {
+		if (cpu == this)
+			loc[cpu] = MUQSS_LOC_SAME;
+		else if (isolated || !cpumask_test_cpu(cpu, rq->rd->span) ||
+			 !housekeeping_cpu(cpu, HK_TYPE_DOMAIN))
+			loc[cpu] = MUQSS_LOC_NONE;
+#ifdef CONFIG_SCHED_SMT
+		else if (cpumask_test_cpu(cpu, cpu_smt_mask(this)))
+			loc[cpu] = MUQSS_LOC_SMT;
+#endif
+		else if (cpus_share_cache(this, cpu))
+			loc[cpu] = MUQSS_LOC_LLC;
+		else if (topology_physical_package_id(this) == topology_physical_package_id(cpu))
+			loc[cpu] = MUQSS_LOC_MC;
+		else if (cpu_to_node(this) == cpu_to_node(cpu))
+			loc[cpu] = MUQSS_LOC_SMP;
+		else
+			loc[cpu] = MUQSS_LOC_DISTANT;
+	}
+	rq->muqss.nr_order = muqss_fill_order(this, nr_cpu_ids, loc, rq->muqss.order);
+}
+
+/*
+ * A CPU joins or leaves @rq's root domain: every CPU of it rebuilds its
+ * order at its next pick, as the domain's span grows one CPU at a time.
+ */
+static void muqss_orders_stale(struct rq *rq)
+{
+	int cpu;
+
+	for_each_cpu(cpu, rq->rd->span)
+		WRITE_ONCE(cpu_rq(cpu)->muqss.order_stale, true);
+}
+
+static void rq_online_muqss(struct rq *rq)
+{
+	muqss_orders_stale(rq);
+	if (!rq->muqss.nr && sched_normal_class == &muqss_sched_class)
+		cpumask_set_cpu(cpu_of(rq), &muqss_idle_mask);
+}
+
+static void rq_offline_muqss(struct rq *rq)
+{
+	cpumask_clear_cpu(cpu_of(rq), &muqss_idle_mask);
+	muqss_orders_stale(rq);
+	rq->muqss.nr_order = 0;
+}
+#endif /* CONFIG_SMP */
+
+DEFINE_SCHED_CLASS(muqss) = {
+	.enqueue_task		= enqueue_task_muqss,
+	.dequeue_task		= dequeue_task_muqss,
+	.yield_task		= yield_task_muqss,
+	.check_preempt_curr	= check_preempt_curr_muqss,
+	.pick_next_task		= pick_next_task_muqss,
+	.put_prev_task		= put_prev_task_muqss,
+	.set_next_task		= set_next_task_muqss,
+#ifdef CONFIG_SMP
+	.balance		= balance_muqss,
+	.select_task_rq		= select_task_rq_muqss,
+	.set_cpus_allowed	= set_cpus_allowed_common,
+	.rq_online		= rq_online_muqss,
+	.rq_offline		= rq_offline_muqss,
+	.task_woken		= task_woken_muqss,
+#endif
+	.task_tick		= task_tick_muqss,
+	.task_fork		= task_fork_muqss,
+	.prio_changed		= prio_changed_muqss,
+	.switched_to		= switched_to_muqss,
+	.get_rr_interval	= get_rr_interval_muqss,
+	.update_curr		= update_curr_muqss,
+};
+
+/* MuQSS lines of /proc/<pid>/sched. */
+void muqss_proc_show_task(struct task_struct *p, struct seq_file *m)
+{
+	struct sched_muqss_entity *me = &p->muqss;
+	s64 ahead = me->deadline - sched_clock_cpu(task_cpu(p));
+
+	seq_printf(m, "%-45s:%21llu\n", "muqss.deadline_ns", me->deadline);
+	seq_printf(m, "%-45s:%21lld\n", "muqss.deadline_in_us", div_s64(ahead, NSEC_PER_USEC));
+	seq_printf(m, "%-45s:%21lld\n", "muqss.slice_us", div_s64(me->slice, NSEC_PER_USEC));
+	seq_printf(m, "%-45s:%21u\n", "muqss.ratio", muqss_ratios[p->static_prio - MAX_RT_PRIO]);
+	seq_printf(m, "%-45s:%21s\n", "muqss.queued",
+		   (me->flags & MUQSS_F_LISTED) ? "yes" : (me->flags & MUQSS_F_RUNNING) ?
+		   "running" : "no");
+}
+
+static int muqss_rr_min = MUQSS_RR_MIN_MS;
+static int muqss_rr_max = MUQSS_RR_MAX_MS;
+static int muqss_yield_type_max = 2;
+
+static struct ctl_table muqss_sysctls[] = {
+	{
+		.procname	= "sched_muqss_rr_interval_ms",
+		.data		= &sysctl_sched_muqss_rr_interval,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &muqss_rr_min,
+		.extra2		= &muqss_rr_max,
+	},
+	{
+		.procname	= "sched_muqss_interactive",
+		.data		= &sysctl_sched_muqss_interactive,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+	{
+		.procname	= "sched_muqss_yield_type",
+		.data		= &sysctl_sched_muqss_yield_type,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &muqss_yield_type_max,
+	},
+	{}
+};
+
+/*
+ * From boot or a switch through kernel.sched_class (serialised by its
+ * caller): CPUs that idled under another class never passed MuQSS's pick,
+ * so mark those with nothing queued for placement and the kicks.
+ */
+void muqss_normal_class_changed(void)
+{
+#ifdef CONFIG_SMP
+	int cpu;
+
+	if (sched_normal_class != &muqss_sched_class) {
+		cpumask_clear(&muqss_idle_mask);
+		return;
+	}
+	for_each_online_cpu(cpu) {
+		if (!READ_ONCE(cpu_rq(cpu)->muqss.nr))
+			cpumask_set_cpu(cpu, &muqss_idle_mask);
+	}
+#endif
+}
+
+/* prio_ratios[] and the per-CPU locality arrays; sched_init() calls it. */
+void __init muqss_init(void)
+{
+#ifdef CONFIG_SMP
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct muqss_rq *mq = &cpu_rq(cpu)->muqss;
+
+		mq->order = kcalloc(nr_cpu_ids, sizeof(*mq->order), GFP_NOWAIT);
+		mq->loc = kcalloc(nr_cpu_ids, sizeof(*mq->loc), GFP_NOWAIT);
+		/* Without them the CPU runs only what is queued on it. */
+		if (!mq->order || !mq->loc)
+			pr_warn("sched: muqss: no memory for CPU %d's locality order\n", cpu);
+	}
+#endif
+	muqss_fill_ratios(muqss_ratios);
+}
+
+static int __init muqss_late_init(void)
+{
+	register_sysctl_init("kernel", muqss_sysctls);
+	muqss_normal_class_changed();
+	return 0;
+}
+late_initcall(muqss_late_init);
+
+#ifdef CONFIG_SCHED_MUQSS_KUNIT_TEST
+#include "muqss_test.c"
+#endif

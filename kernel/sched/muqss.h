@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MuQSS scheduling class: its constants, the skip list and the pure
+ * arithmetic of deadlines, keys, preemption and locality, kept apart from
+ * the class so that KUnit can test them on plain numbers.
+ * Documentation/scheduler/muqss.rst.
+ */
+#ifndef _KERNEL_SCHED_MUQSS_H
+#define _KERNEL_SCHED_MUQSS_H
+
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/kernel.h>
+#include <linux/sched.h>
+#include <linux/sched/muqss.h>
+#include <linux/smp.h>
+#include <linux/types.h>
+
+/* rr_interval, ms: the slice every task gets and the deadlines' scale. */
+#define MUQSS_RR_DEFAULT_MS	6
+#define MUQSS_RR_MIN_MS		1
+#define MUQSS_RR_MAX_MS		1000
+/* MuQSS's units: a "ms" is 2^20 ns and a "us" 2^10 ns. */
+#define MUQSS_MS_SHIFT		20
+#define MUQSS_US_SHIFT		10
+/* Less than this left of a slice counts as an expired slice (100 "us"). */
+#define MUQSS_RESCHED_NS	(100ULL << MUQSS_US_SHIFT)
+/* prio_ratios[]: nice -20 is 128, each level 11/10 of the one before. */
+#define MUQSS_RATIO_BASE	128
+/* Keys of SCHED_IDLE (MuQSS's SCHED_IDLEPRIO) tasks sort after all others. */
+#define MUQSS_IDLE_KEY		(0xFULL << 60)
+
+/* Locality of one CPU seen from another, as MuQSS grades it. */
+enum muqss_locality {
+	MUQSS_LOC_SAME		= 0,
+	MUQSS_LOC_SMT		= 1,	/* SMT sibling */
+	MUQSS_LOC_LLC		= 2,	/* shares the last-level cache */
+	MUQSS_LOC_MC		= 3,	/* same package */
+	MUQSS_LOC_SMP		= 4,	/* same node */
+	MUQSS_LOC_DISTANT	= 5,	/* another node */
+	MUQSS_LOC_NONE		= 0xff,	/* another root domain: never looked at */
+};
+
+/* best_mask_cpu()'s penalties for an idle CPU: the lowest sum wins. */
+#define MUQSS_DIFF_THREAD	1
+#define MUQSS_DIFF_CORE_LLC	2
+#define MUQSS_DIFF_CORE		4
+#define MUQSS_CACHE_BUSY	8
+#define MUQSS_DIFF_CPU		16
+#define MUQSS_DIFF_NODE		64
+
+struct muqss_sl {
+	struct muqss_sl_node	head;
+	unsigned int		level;		/* highest level in use */
+	unsigned int		entries;
+};
+
+struct muqss_rq {
+	/* Queued MuQSS tasks by key; the running one is not listed. */
+	struct muqss_sl		sl;
+	/* First queued key, U64_MAX when none: read by other CPUs unlocked. */
+	u64			best_key;
+	/* Key of the running MuQSS task, U64_MAX when this CPU idles. */
+	u64			curr_key;
+	/* MuQSS tasks here, the running one included. */
+	unsigned int		nr;
+	/* Skip-list level draws. */
+	u32			seed;
+#ifdef CONFIG_SMP
+	/* Other CPUs of the root domain by locality, and each one's locality. */
+	u16			*order;
+	u8			*loc;
+	unsigned int		nr_order;
+	/* The root domain changed: rebuild @order at the next pick. */
+	bool			order_stale;
+	/* Utilisation of MuQSS tasks for schedutil (PELT, like avg_rt). */
+	struct sched_avg	avg;
+	/* Makes this CPU look at the other queues; one sender at a time. */
+	call_single_data_t	look_csd;
+	atomic_t		look_kicked;
+#endif
+};
+
+/* prio_ratios[] over nice -20..19 (index static_prio - MAX_RT_PRIO). */
+static inline void muqss_fill_ratios(u32 *ratio)
+{
+	int i;
+
+	ratio[0] = MUQSS_RATIO_BASE;
+	for (i = 1; i < NICE_WIDTH; i++)
+		ratio[i] = ratio[i - 1] * 11 / 10;
+}
+
+/* How far ahead of now a fresh deadline lies: ratio * rr "ms" / 128. */
+static inline u64 muqss_deadline_diff(u32 ratio, unsigned int rr_ms)
+{
+	return ((u64)ratio * rr_ms) << (MUQSS_MS_SHIFT - 7);
+}
+
+/* The slice every task gets: rr_interval. */
+static inline u64 muqss_slice_ns(unsigned int rr_ms)
+{
+	return (u64)rr_ms << MUQSS_MS_SHIFT;
+}
+
+/*
+ * Skip-list key: the deadline; a SCHED_IDLE task's sorts after every
+ * other, unless it may not wait that long (it holds something others
+ * need, or is exiting), when it sorts one longest deadline later.
+ */
+static inline u64 muqss_key(u64 deadline, bool idleprio, bool suitable, u64 longest)
+{
+	if (!idleprio)
+		return deadline;
+	return suitable ? deadline | MUQSS_IDLE_KEY : deadline + longest;
+}
+
+static inline bool muqss_key_idleprio(u64 key)
+{
+	return key != U64_MAX && (key & MUQSS_IDLE_KEY) == MUQSS_IDLE_KEY;
+}
+
+/*
+ * can_preempt(): may a woken task with @key take a CPU whose running task
+ * has @curr_key (U64_MAX: idle)? Better priority always; at equal
+ * priority a strictly earlier deadline, never for SCHED_BATCH; a
+ * SCHED_IDLE task never takes a busy CPU.
+ */
+static inline bool muqss_can_preempt(u64 key, bool batch, bool idleprio, u64 curr_key)
+{
+	bool curr_idle = muqss_key_idleprio(curr_key);
+
+	if (curr_key == U64_MAX)
+		return true;
+	if (idleprio)
+		return false;
+	if (curr_idle)
+		return true;
+	return !batch && key < curr_key;
+}
+
+/* randomLevel(): the lowest set bit of 7 random ones, halved: 0..3. */
+static inline unsigned int muqss_sl_random_level(u32 seed)
+{
+	unsigned long bits = seed & 0x7f;
+
+	return (bits ? __ffs(bits) : 7) / 2;
+}
+
+static inline void muqss_sl_init(struct muqss_sl *sl)
+{
+	int i;
+
+	sl->head.key = U64_MAX;
+	sl->head.level = MUQSS_SL_LEVELS - 1;
+	for (i = 0; i < MUQSS_SL_LEVELS; i++) {
+		sl->head.next[i] = &sl->head;
+		sl->head.prev[i] = &sl->head;
+	}
+	sl->level = 0;
+	sl->entries = 0;
+}
+
+static inline struct muqss_sl_node *muqss_sl_first(struct muqss_sl *sl)
+{
+	return sl->head.next[0] == &sl->head ? NULL : sl->head.next[0];
+}
+
+/*
+ * Insert @node with @key at random level @level; equal keys go after the
+ * ones already there (FIFO). A level above the list's grows it by one.
+ */
+static inline void muqss_sl_insert(struct muqss_sl *sl, struct muqss_sl_node *node,
+				   u64 key, unsigned int level)
+{
+	struct muqss_sl_node *x = &sl->head;
+	int i;
+
+	if (level > sl->level)
+		level = ++sl->level;
+	node->key = key;
+	node->level = level;
+	for (i = sl->level; i >= 0; i--) {
+		while (x->next[i] != &sl->head && x->next[i]->key <= key)
+			x = x->next[i];
+		if (i <= level) {
+			node->next[i] = x->next[i];
+			node->prev[i] = x;
+			x->next[i]->prev[i] = node;
+			x->next[i] = node;
+		}
+	}
+	sl->entries++;
+}
+
+/* Unlink @node: O(level), no search. */
+static inline void muqss_sl_delete(struct muqss_sl *sl, struct muqss_sl_node *node)
+{
+	int i;
+
+	for (i = 0; i <= node->level; i++) {
+		node->prev[i]->next[i] = node->next[i];
+		node->next[i]->prev[i] = node->prev[i];
+	}
+	while (sl->level && sl->head.next[sl->level] == &sl->head)
+		sl->level--;
+	sl->entries--;
+}
+
+/*
+ * The order in which @this looks at the other @nr CPUs, graded by @loc
+ * (MUQSS_LOC_NONE: skipped): nearest locality first, and within one
+ * locality scanning up from @this for CPUs in the lower half of the
+ * machine and down for the upper half, so that neighbours do not all
+ * look at the same queue first. Returns how many were written to @order.
+ */
+static inline unsigned int muqss_fill_order(int this, int nr, const u8 *loc, u16 *order)
+{
+	unsigned int n = 0;
+	int level, k, cpu;
+
+	for (level = MUQSS_LOC_SMT; level <= MUQSS_LOC_DISTANT; level++) {
+		for (k = 1; k < nr; k++) {
+			cpu = this < nr / 2 ? (this + k) % nr : (this - k + nr) % nr;
+			if (loc[cpu] == level)
+				order[n++] = cpu;
+		}
+	}
+	return n;
+}
+
+/* best_mask_cpu()'s rank of an idle CPU at @loc; @cache_busy: a sibling runs. */
+static inline unsigned int muqss_idle_rank(u8 loc, bool cache_busy)
+{
+	unsigned int rank = 0;
+
+	if (loc == MUQSS_LOC_SAME)
+		return 0;
+	if (loc >= MUQSS_LOC_DISTANT)
+		rank |= MUQSS_DIFF_NODE;
+	else if (loc >= MUQSS_LOC_SMP)
+		rank |= MUQSS_DIFF_CPU;
+	else if (loc == MUQSS_LOC_MC)
+		rank |= MUQSS_DIFF_CORE;
+	else if (loc == MUQSS_LOC_LLC)
+		rank |= MUQSS_DIFF_CORE_LLC;
+	else
+		rank |= MUQSS_DIFF_THREAD;
+	if (cache_busy)
+		rank |= MUQSS_CACHE_BUSY;
+	return rank;
+}
+
+#endif /* _KERNEL_SCHED_MUQSS_H */

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of MuQSS's arithmetic and skip list (kernel/sched/muqss.h)
+ * against values worked out by hand from Con Kolivas's formulas. Included
+ * from muqss.c.
+ */
+#include <kunit/test.h>
+
+/* prio_ratios[] at the points MuQSS's table gives. */
+static void muqss_test_ratios(struct kunit *test)
+{
+	static const struct {
+		int nice;
+		u32 ratio;
+	} cases[] = {
+		{ -20, 128 }, { -15, 203 }, { -10, 324 }, { -5, 520 },
+		{ 0, 836 }, { 5, 1344 }, { 10, 2161 }, { 19, 5089 },
+	};
+	u32 ratio[NICE_WIDTH];
+	int i;
+
+	muqss_fill_ratios(ratio);
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test, ratio[cases[i].nice + 20], cases[i].ratio,
+				    "nice %d", cases[i].nice);
+	for (i = 1; i < NICE_WIDTH; i++)
+		KUNIT_EXPECT_GT(test, ratio[i], ratio[i - 1]);
+}
+
+/* Deadline offsets and the slice in MuQSS's units (a "ms" is 2^20 ns). */
+static void muqss_test_deadline_diff(struct kunit *test)
+{
+	u32 ratio[NICE_WIDTH];
+
+	muqss_fill_ratios(ratio);
+	KUNIT_EXPECT_EQ(test, muqss_deadline_diff(ratio[20], 6), 41091072ULL);
+	KUNIT_EXPECT_EQ(test, muqss_deadline_diff(ratio[0], 6), 6291456ULL);
+	KUNIT_EXPECT_EQ(test, muqss_deadline_diff(ratio[39], 6), 250134528ULL);
+	/* MuQSS's int overflowed from rr 52 on; u64 holds rr 1000 at nice 19. */
+	KUNIT_EXPECT_EQ(test, muqss_deadline_diff(ratio[39], 1000), 41689088000ULL);
+	KUNIT_EXPECT_EQ(test, muqss_slice_ns(6), 6291456ULL);
+	KUNIT_EXPECT_EQ(test, muqss_slice_ns(1), 1048576ULL);
+	KUNIT_EXPECT_EQ(test, MUQSS_RESCHED_NS, 102400ULL);
+}
+
+/* Normal and batch by deadline, then starved SCHED_IDLE, then SCHED_IDLE. */
+static void muqss_test_keys(struct kunit *test)
+{
+	u64 longest = 250134528ULL, dl = 5000000000ULL;
+	u64 normal = muqss_key(dl, false, true, longest);
+	u64 unsuitable = muqss_key(dl, true, false, longest);
+	u64 idle = muqss_key(dl, true, true, longest);
+
+	KUNIT_EXPECT_EQ(test, normal, dl);
+	KUNIT_EXPECT_EQ(test, unsuitable, dl + longest);
+	KUNIT_EXPECT_EQ(test, idle, dl | MUQSS_IDLE_KEY);
+	KUNIT_EXPECT_LT(test, normal, unsuitable);
+	KUNIT_EXPECT_LT(test, unsuitable, idle);
+	/* An idle key sorts after a normal deadline far in the future. */
+	KUNIT_EXPECT_LT(test, muqss_key(dl + 1000000000000ULL, false, true, longest), idle);
+	KUNIT_EXPECT_TRUE(test, muqss_key_idleprio(idle));
+	KUNIT_EXPECT_FALSE(test, muqss_key_idleprio(normal));
+	KUNIT_EXPECT_FALSE(test, muqss_key_idleprio(U64_MAX));
+}
+
+/* can_preempt() over the cases MuQSS distinguishes. */
+static void muqss_test_can_preempt(struct kunit *test)
+{
+	u64 idle_key = 100 | MUQSS_IDLE_KEY;
+
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(100, false, false, 200));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(200, false, false, 200));	/* strictly */
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(300, false, false, 200));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(100, true, false, 200));	/* batch */
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(300, true, false, idle_key));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(100, false, false, U64_MAX));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(idle_key, false, true, U64_MAX));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(idle_key, false, true, idle_key + 1));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(idle_key, false, true, 200));
+}
+
+/* randomLevel() over every 7-bit draw: 96, 24, 6 and 2 of 128. */
+static void muqss_test_random_level(struct kunit *test)
+{
+	unsigned int count[MUQSS_SL_LEVELS] = { 0 };
+	u32 seed;
+
+	for (seed = 0; seed < 128; seed++) {
+		unsigned int level = muqss_sl_random_level(seed);
+
+		KUNIT_ASSERT_LT(test, level, MUQSS_SL_LEVELS);
+		count[level]++;
+	}
+	KUNIT_EXPECT_EQ(test, count[0], 96U);
+	KUNIT_EXPECT_EQ(test, count[1], 24U);
+	KUNIT_EXPECT_EQ(test, count[2], 6U);
+	KUNIT_EXPECT_EQ(test, count[3], 2U);
+	/* Bits above the seventh do not count. */
+	KUNIT_EXPECT_EQ(test, muqss_sl_random_level(0x80), 3U);
+}
+
+#define MUQSS_TEST_NODES	200
+
+/* Level 0 in key order, each level a sub-list of the one below. */
+static void muqss_test_check_list(struct kunit *test, struct muqss_sl *sl, unsigned int n)
+{
+	struct muqss_sl_node *x, *prev;
+	unsigned int i, seen;
+
+	for (i = 0; i < MUQSS_SL_LEVELS; i++) {
+		seen = 0;
+		prev = &sl->head;
+		for (x = sl->head.next[i]; x != &sl->head; x = x->next[i]) {
+			KUNIT_EXPECT_PTR_EQ(test, x->prev[i], prev);
+			KUNIT_EXPECT_GE(test, x->level, i);
+			if (prev != &sl->head)
+				KUNIT_EXPECT_LE(test, prev->key, x->key);
+			prev = x;
+			seen++;
+		}
+		if (!i)
+			KUNIT_EXPECT_EQ(test, seen, n);
+		if (i > sl->level)
+			KUNIT_EXPECT_EQ(test, seen, 0U);
+	}
+	KUNIT_EXPECT_EQ(test, sl->entries, n);
+	KUNIT_EXPECT_LT(test, sl->level, (unsigned int)MUQSS_SL_LEVELS);
+}
+
+/*
+ * Insert, peek and delete with random keys and levels, and with every
+ * node at level 0 (the worst case: a plain sorted list) or at the top.
+ */
+static void muqss_test_skiplist(struct kunit *test)
+{
+	struct muqss_sl_node *nodes;
+	struct muqss_sl sl;
+	u32 seed = 12345;
+	int mode, i;
+
+	nodes = kunit_kcalloc(test, MUQSS_TEST_NODES, sizeof(*nodes), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, nodes);
+	for (mode = 0; mode < 3; mode++) {
+		u64 min = U64_MAX;
+
+		muqss_sl_init(&sl);
+		KUNIT_EXPECT_NULL(test, muqss_sl_first(&sl));
+		for (i = 0; i < MUQSS_TEST_NODES; i++) {
+			u64 key;
+			unsigned int level;
+
+			seed = seed * 1103515245 + 12345;
+			key = (seed >> 8) % 1000;
+			level = mode == 0 ? muqss_sl_random_level(seed >> 4) :
+				mode == 1 ? 0 : MUQSS_SL_LEVELS - 1;
+			muqss_sl_insert(&sl, &nodes[i], key, level);
+			min = min(min, key);
+			KUNIT_EXPECT_EQ(test, muqss_sl_first(&sl)->key, min);
+		}
+		muqss_test_check_list(test, &sl, MUQSS_TEST_NODES);
+		/* Every other node, then the first until none is left. */
+		for (i = 0; i < MUQSS_TEST_NODES; i += 2)
+			muqss_sl_delete(&sl, &nodes[i]);
+		muqss_test_check_list(test, &sl, MUQSS_TEST_NODES / 2);
+		while (muqss_sl_first(&sl))
+			muqss_sl_delete(&sl, muqss_sl_first(&sl));
+		KUNIT_EXPECT_EQ(test, sl.entries, 0U);
+		KUNIT_EXPECT_EQ(test, sl.level, 0U);
+	}
+}
+
+/* Equal keys leave in the order they came (FIFO among equal deadlines). */
+static void muqss_test_skiplist_fifo(struct kunit *test)
+{
+	struct muqss_sl_node nodes[8];
+	struct muqss_sl sl;
+	int i;
+
+	muqss_sl_init(&sl);
+	for (i = 0; i < ARRAY_SIZE(nodes); i++)
+		muqss_sl_insert(&sl, &nodes[i], 42, muqss_sl_random_level(i * 37));
+	for (i = 0; i < ARRAY_SIZE(nodes); i++) {
+		KUNIT_EXPECT_PTR_EQ(test, muqss_sl_first(&sl), &nodes[i]);
+		muqss_sl_delete(&sl, &nodes[i]);
+	}
+	KUNIT_EXPECT_NULL(test, muqss_sl_first(&sl));
+}
+
+/* Locality order: nearest first, scanning up from the lower half, down from the upper. */
+static void muqss_test_order(struct kunit *test)
+{
+	static const u8 from1[8] = {
+		MUQSS_LOC_SMT, MUQSS_LOC_SAME, MUQSS_LOC_LLC, MUQSS_LOC_LLC,
+		MUQSS_LOC_DISTANT, MUQSS_LOC_DISTANT, MUQSS_LOC_DISTANT, MUQSS_LOC_DISTANT,
+	};
+	static const u16 want1[] = { 0, 2, 3, 4, 5, 6, 7 };
+	static const u8 from6[8] = {
+		MUQSS_LOC_DISTANT, MUQSS_LOC_DISTANT, MUQSS_LOC_NONE, MUQSS_LOC_DISTANT,
+		MUQSS_LOC_LLC, MUQSS_LOC_LLC, MUQSS_LOC_SAME, MUQSS_LOC_SMT,
+	};
+	static const u16 want6[] = { 7, 5, 4, 3, 1, 0 };
+	u16 order[8];
+	unsigned int n, i;
+
+	n = muqss_fill_order(1, 8, from1, order);
+	KUNIT_ASSERT_EQ(test, n, (unsigned int)ARRAY_SIZE(want1));
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, order[i], want1[i]);
+	/* CPU 2 is in another root domain: never looked at. */
+	n = muqss_fill_order(6, 8, from6, order);
+	KUNIT_ASSERT_EQ(test, n, (unsigned int)ARRAY_SIZE(want6));
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, order[i], want6[i]);
+}
+
+/* best_mask_cpu(): a whole idle core nearby before the sibling of a busy CPU. */
+static void muqss_test_idle_rank(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_SAME, true), 0U);
+	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_SMT, true), 9U);
+	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_LLC, false), 2U);
+	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_MC, false), 4U);
+	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_SMP, false), 16U);
+	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_DISTANT, true), 72U);
+	KUNIT_EXPECT_LT(test, muqss_idle_rank(MUQSS_LOC_LLC, false),
+			muqss_idle_rank(MUQSS_LOC_SMT, true));
+	KUNIT_EXPECT_LT(test, muqss_idle_rank(MUQSS_LOC_LLC, true),
+			muqss_idle_rank(MUQSS_LOC_SMP, false));
+}
+
+static struct kunit_case muqss_test_cases[] = {
+	KUNIT_CASE(muqss_test_ratios),
+	KUNIT_CASE(muqss_test_deadline_diff),
+	KUNIT_CASE(muqss_test_keys),
+	KUNIT_CASE(muqss_test_can_preempt),
+	KUNIT_CASE(muqss_test_random_level),
+	KUNIT_CASE(muqss_test_skiplist),
+	KUNIT_CASE(muqss_test_skiplist_fifo),
+	KUNIT_CASE(muqss_test_order),
+	KUNIT_CASE(muqss_test_idle_rank),
+	{}
+};
+
+static struct kunit_suite muqss_test_suite = {
+	.name = "sched_muqss",
+	.test_cases = muqss_test_cases,
+};
+
+kunit_test_suite(muqss_test_suite);
