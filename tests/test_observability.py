@@ -53,12 +53,13 @@ def test_sanity_checker_in_guest(sanity_run):
 
 
 @pytest.mark.parametrize("sched", [pytest.param("ule", marks=pytest.mark.ule),
-                                   pytest.param("bmq", marks=pytest.mark.bmq)])
+                                   pytest.param("bmq", marks=pytest.mark.bmq),
+                                   pytest.param("muqss", marks=pytest.mark.muqss)])
 def test_sanity_checker_sees_class_waiters(guest, tmp_path_factory, sched):
-    """The same scenario under sched=ule and sched=bmq: spinners on CPU 1
+    """The same scenario under sched=ule, bmq and muqss: spinners on CPU 1
     with balancing off (ULE also loses its idle stealing and its balancer
-    runs every 60 s; BMQ pulls only through sched domains, which the
-    cpuset flag removes) are a violation the checker confirms through its
+    runs every 60 s; BMQ pulls and MuQSS looks across queues only from
+    CPUs with a sched domain, which the cpuset flag removes) are a violation the checker confirms through its
     walk of the class's queues, and it ends by migration once balancing
     is back. Without the walk the checker finds no waiter and points 7-13
     fail."""

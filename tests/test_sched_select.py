@@ -37,7 +37,7 @@ def test_unknown_value_warns_once_and_keeps_default(guest, value):
                 cmdline=f"sched={value}")
     assert_tap(res.output, f"sched={value}")
     assert sched_lines(res) == [
-        f'sched: unknown scheduler "{value}" in sched= (known: cfs ule bmq), keeping cfs',
+        f'sched: unknown scheduler "{value}" in sched= (known: cfs ule bmq muqss), keeping cfs',
         "sched: normal tasks run on cfs (default)", refused_write("cfs")]
 
 
@@ -46,12 +46,12 @@ def test_bad_value_after_a_good_one_keeps_the_good_one(guest):
                 cmdline="sched=cfs sched=nope")
     assert_tap(res.output, "sched=cfs sched=nope")
     assert sched_lines(res) == [
-        'sched: unknown scheduler "nope" in sched= (known: cfs ule bmq), keeping cfs',
+        'sched: unknown scheduler "nope" in sched= (known: cfs ule bmq muqss), keeping cfs',
         "sched: normal tasks run on cfs (sched=)", refused_write("cfs")]
 
 
 @pytest.mark.parametrize("start,other", [("cfs", "ule"), ("ule", "cfs"), ("cfs", "bmq"),
-                                         ("bmq", "ule")])
+                                         ("bmq", "ule"), ("cfs", "muqss"), ("muqss", "bmq")])
 def test_switch_at_run_time(guest, start, other):
     """Every normal task moves both ways under load, forks included; the
     debug kernel must not warn (the harness fails on any splat)."""
@@ -74,7 +74,7 @@ def test_cfs_stress_hotplug_and_throttled_groups(guest):
     assert_tap(res.output, "class_stress.sh under sched=cfs")
 
 
-@pytest.mark.parametrize("cls", ["ule", "bmq"])
+@pytest.mark.parametrize("cls", ["ule", "bmq", "muqss"])
 def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
     """An honest stall on CLASS: left alone with the watchdog off, reported
     and undone within the timeout plus 1 s with it on, timed from a switch
@@ -95,7 +95,7 @@ def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
         assert re.search(rf"sched: watchdog: {blamed}{tail}", line), stalls
 
 
-@pytest.mark.parametrize("cls", ["ule", "bmq"])
+@pytest.mark.parametrize("cls", ["ule", "bmq", "muqss"])
 def test_idle_cpu_utilisation_decays(guest, cls):
     """avg_rt and the class's own utilisation of an idle CPU decay while
     CLASS runs normal tasks (CFS's balancer is off then, its blocked-average

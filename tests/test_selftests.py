@@ -2,9 +2,9 @@
 prepared tree and run in one 2x4 guest by tools/testing/sched/run_selftests.sh
 (list and reasons: tools/testing/sched/selftests.list), so that every
 scheduling class can be held to the result stock CFS gets: they run once
-under sched=cfs, sched=ule and sched=bmq on the same debug build, and ULE
-and BMQ must each give CFS's outcome on every point but the
-timing-dependent TODO ones. Results are saved to
+under sched=cfs, sched=ule, sched=bmq and sched=muqss on the same debug
+build, and ULE, BMQ and MuQSS must each give CFS's outcome on every point
+but the timing-dependent TODO ones. Results are saved to
 build/kselftest-results-<class>.json."""
 
 import json
@@ -18,7 +18,7 @@ from schedlab import build, paths, tap
 COLLECTIONS = build.selftest_targets()
 
 
-CLASSES = ["cfs", "ule", "bmq"]
+CLASSES = ["cfs", "ule", "bmq", "muqss"]
 
 
 def normalised(name):

@@ -8,7 +8,8 @@
 # wakeup balancing) and forking spinners on CPU 1 that may run anywhere.
 # ULE balances without sched domains, so when it is the class of normal
 # tasks its idle stealing and periodic balancer are turned off as well;
-# BMQ pulls through sched domains, so the flag is enough for it.
+# BMQ pulls and MuQSS looks across queues only through sched domains, so
+# the flag is enough for them.
 out=${1:?usage: $0 OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 K=/proc/sys/kernel

@@ -5,7 +5,8 @@
 #
 # An honest stall: a spinner pinned to CPU 1 with a hog, where CLASS never
 # runs it (ULE: the victim is SCHED_IDLE, in ULE's idle band; BMQ: the
-# victim is nice 4, two levels below a nice-0 hog). The watchdog must leave
+# victim is nice 4, two levels below a nice-0 hog; MuQSS: the victim is
+# SCHED_IDLE, whose deadlines sort after every normal task's). The watchdog must leave
 # it alone when off, fall back to cfs within the timeout plus 1 s when on,
 # time a stall that goes on across a switch to the other class from the
 # switch, and sysrq-S must fall back while a load keeps a shell from running.
@@ -30,9 +31,10 @@ watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
 # fork of this script would wait for it behind the hog.
 stall() {
 	# The switch walk moves tasks in fork order, and ULE's class ranks
-	# above BMQ's: between its move and the hog's, a victim moved first
-	# from BMQ to ULE would run. So from bmq the hog is the older one.
-	[ "$1/$cls" = both/bmq ] && hog_on_cpu1
+	# above BMQ's and MuQSS's: between its move and the hog's, a victim
+	# moved first from either to ULE would run. So from those the hog is
+	# the older one.
+	case $1/$cls in both/bmq | both/muqss) hog_on_cpu1 ;; esac
 	taskset -c 1 sh -c 'while :; do :; done' &
 	victim=$!
 	_i=0
@@ -43,10 +45,10 @@ stall() {
 	sleep 0.2
 	case $1/$cls in
 	both/*) chrt -i -p 0 $victim >/dev/null && renice -n 4 -p $victim >/dev/null ;;
-	*/ule) chrt -i -p 0 $victim >/dev/null ;;
+	*/ule | */muqss) chrt -i -p 0 $victim >/dev/null ;;
 	*) renice -n 4 -p $victim >/dev/null ;;
 	esac
-	[ "$1/$cls" = both/bmq ] || hog_on_cpu1
+	case $1/$cls in both/bmq | both/muqss) ;; *) hog_on_cpu1 ;; esac
 }
 hog_on_cpu1() {
 	taskset -c 1 sh -c 'while :; do :; done' &
@@ -197,7 +199,7 @@ echo 0 >$W
 chrt -f -p 30 $$
 rm -f /tmp/shell_ticks
 case $cls in
-ule) shell_policy="chrt -i 0" ;;
+ule | muqss) shell_policy="chrt -i 0" ;;
 *) shell_policy="chrt -o 0 nice -n 4" ;;
 esac
 $shell_policy sh -c 'i=0; while :; do i=$((i + 1)); echo $i >/tmp/shell_ticks; done' &
