@@ -251,6 +251,14 @@ at_interact 30 $sleeper realtime 120 151 "sleeper interactive again"
 # it is batch. The full ratio (about 100 here) would keep it batch.
 taskset -c 1 nice -n -15 "$uleload" spinner 20 >/dev/null &
 hog=$!
+# The 3 s start once it spins: its exec reads uleload over 9p, and one CI
+# run's read stalled for more than 6 s, asleep, before it ran at all.
+i=0
+until [ "$(cat /proc/$hog/comm 2>/dev/null)" = uleload ] &&
+	[ "$(cut -d' ' -f3 /proc/$hog/stat)" = R ] || [ $i -ge 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 at_interact 40 $hog realtime 120 120 "a nice -15 spinner interactive"
 at_interact 30 $hog timeshare 152 223 "the nice -15 spinner batch"
 kill $hog
