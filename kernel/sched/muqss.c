@@ -285,8 +285,9 @@ static inline bool muqss_pick_look(struct rq *rq) { return false; }
  */
 static struct task_struct *pick_next_task_muqss(struct rq *rq)
 {
+	/* rq->curr is still the task being switched out. */
+	struct task_struct *prev = rq_curr_locked(rq), *p;
 	struct muqss_sl_node *first;
-	struct task_struct *p;
 
 	muqss_pick_look(rq);
 	first = muqss_sl_first(&rq->muqss.sl);
@@ -298,14 +299,17 @@ static struct task_struct *pick_next_task_muqss(struct rq *rq)
 	}
 	p = muqss_node_task(first);
 	set_next_task_muqss(rq, p, true);
+	/* resched_suitable_idle(): prev waits here; an idle CPU may take it. */
+	if (prev != p && muqss_task(prev) && (prev->muqss.flags & MUQSS_F_LISTED))
+		muqss_kick_idle(rq, prev);
 	return p;
 }
 
 /*
  * check_deadline(): a used-up slice gets a new one and a new deadline,
  * whether the task sleeps or waits; SCHED_BATCH tasks get both at every
- * reschedule. A waiting task goes back in the list under its key, and an
- * idle CPU it may run on is asked to take it.
+ * reschedule. A waiting task goes back in the list under its key; the
+ * pick asks an idle CPU to take it if it is not picked again.
  */
 static void put_prev_task_muqss(struct rq *rq, struct task_struct *p)
 {
@@ -316,10 +320,8 @@ static void put_prev_task_muqss(struct rq *rq, struct task_struct *p)
 	me->flags &= ~MUQSS_F_RUNNING;
 	if (me->slice < (s64)MUQSS_RESCHED_NS || p->policy == SCHED_BATCH)
 		muqss_new_deadline(rq, p);
-	if (me->flags & MUQSS_F_ONRQ) {
+	if (me->flags & MUQSS_F_ONRQ)
 		muqss_list_add(rq, p);
-		muqss_kick_idle(rq, p);
-	}
 }
 
 /*
