@@ -75,6 +75,18 @@ def test_help_and_list_build_nothing():
         assert f"\n{name} " in "\n" + proc.stdout
 
 
+def test_figures_timed_with_three_classes_scale_to_the_classes_run_now():
+    """The per-round figures of the experiments timed before MuQSS joined
+    (three classes) grow with the fourth class; muqss-thesis's were timed
+    with all four; wasted-cores compares a feature off and on."""
+    wakeup, thesis = reproduce.EXPERIMENTS["wakeup"], reproduce.EXPERIMENTS["muqss-thesis"]
+    assert wakeup.estimate("1x2", False) == pytest.approx(wakeup.seconds_per_round * 4 / 3)
+    assert wakeup.estimate("1x2", True) == pytest.approx(wakeup.quick_seconds * 4 / 3)
+    assert thesis.estimate("1x2", False) == thesis.seconds_per_round
+    wasted = reproduce.EXPERIMENTS["wasted-cores"]
+    assert wasted.estimate("4x2", False) == wasted.seconds_per_round
+
+
 def test_topologies_follow_t_only_where_the_experiment_allows():
     ex = reproduce.EXPERIMENTS
     assert ex["wakeup"].topologies_for(None, False, False) == ["1x2"]
@@ -141,18 +153,20 @@ def test_results_folder_is_git_ignored():
 
 def synthetic(rounds=10, ule_factor=1.5, seed=3, name="wakeup"):
     """A document as wakeup would write it: cfs around 2 s, ule
-    `ule_factor` times that, bmq indistinguishable from cfs; frames as a
-    difference."""
+    `ule_factor` times that, bmq indistinguishable from cfs, muqss half
+    of cfs; frames as a difference."""
     rng = random.Random(seed)
     runs = []
     for rnd in range(1, rounds + 1):
         cfs = 2 + rng.uniform(-0.1, 0.1)
         values = {"cfs": cfs, "ule": cfs * ule_factor * rng.uniform(0.97, 1.03),
-                  "bmq": cfs * rng.uniform(0.8, 1.25)}
+                  "bmq": cfs * rng.uniform(0.8, 1.25),
+                  "muqss": cfs * rng.uniform(0.48, 0.52)}
         for cls, value in values.items():
             runs.append({"bench": "hackbench", "variant": cls, "round": rnd, "value": value,
                          "unit": "s", "topology": "1x2"})
-        for cls, missed in (("cfs", 40 + rnd % 3), ("ule", 41 - rnd % 3), ("bmq", 0)):
+        for cls, missed in (("cfs", 40 + rnd % 3), ("ule", 41 - rnd % 3), ("bmq", 0),
+                            ("muqss", 60)):
             runs.append({"bench": "frames-40", "variant": cls, "round": rnd,
                          "value": float(missed), "unit": "% frames missed"})
     benches = {"hackbench": reproduce.bench_info("s"),
@@ -285,8 +299,8 @@ def test_save_writes_json_png_and_report(tmp_path):
     exp = reproduce.EXPERIMENTS["wakeup"]
     assert f"## wakeup: {exp.title}" in text
     assert f"Reproduces: {exp.seed}." in text and f"Published shape: {exp.published}" in text
-    assert "| benchmark | unit | cfs | ule | bmq | compared as | ule vs cfs | bmq vs cfs |" \
-        in text
+    assert "| benchmark | unit | cfs | ule | bmq | muqss | compared as | ule vs cfs | " \
+        "bmq vs cfs | muqss vs cfs |" in text
     row = next(line for line in text.splitlines() if line.startswith("| hackbench "))
     assert "slower" in row and "no difference measured" in row and "10 rounds" in row
     assert "![wakeup](wakeup.png)" in text and "kernel 6.1.192-test" in text
@@ -496,8 +510,8 @@ def test_wakeup_adapter_turns_class_bench_output_into_runs(tmp_path):
                                                    None, False)
     assert topologies == ["1x2"]
     cmd = runner.commands[0][0]
-    assert "class_bench.sh 'cfs ule bmq' 2 0 wakeup" in cmd
-    assert len(outcome.runs) == 2 * 3 * 5 and not outcome.failures
+    assert "class_bench.sh 'cfs ule bmq muqss' 2 0 wakeup" in cmd
+    assert len(outcome.runs) == 2 * 4 * 5 and not outcome.failures
     assert set(outcome.benches) == set(reproduce.WAKEUP)
     run = next(r for r in outcome.runs if r["variant"] == "ule" and r["round"] == 2)
     assert run["value"] == pytest.approx(2.2) and run["topology"] == "1x2"
@@ -513,7 +527,7 @@ def test_a_quick_boot_may_hang_for_minutes_not_a_quarter_of_an_hour(tmp_path):
         ctx = reproduce.Context(rounds=1, quick=quick, runner=runner, build_programs=False)
         reproduce.run_experiment(reproduce.EXPERIMENTS["wakeup"], 0, ctx, None, False)
         limits[quick] = runner.commands[0][2]
-    estimate = reproduce.BOOT_SECONDS + reproduce.EXPERIMENTS["wakeup"].quick_seconds
+    estimate = reproduce.BOOT_SECONDS + reproduce.EXPERIMENTS["wakeup"].estimate("1x2", True)
     assert reproduce.QUICK_TIMEOUT_MIN <= limits[True] <= 3 * estimate < 900
     assert limits[False] >= 900
 
@@ -532,7 +546,27 @@ def test_scaling_adapter_names_runs_by_topology_and_notes_missing_ones(tmp_path)
     assert {r["bench"] for r in outcome.runs} == {
         f"sysbench-{b} {t}" for b in ("threads", "mutex") for t in topologies}
     assert {(f["bench"], f["variant"]) for f in outcome.failures} == {
-        ("sysbench-threads 2x4", "bmq"), ("sysbench-mutex 2x4", "bmq")}
+        (f"sysbench-{b} 2x4", c) for b in ("threads", "mutex") for c in ("bmq", "muqss")}
+
+
+def test_muqss_thesis_adapter_passes_the_frame_task_and_the_lua_tree(tmp_path, monkeypatch):
+    """Seed 004's three tests in one class_bench.sh boot: the frame task
+    (uleload) and the applications' Lua tree reach the guest, every class
+    runs every benchmark, and missed frames compare as a difference."""
+    monkeypatch.setattr(reproduce, "apps_inputs", lambda: tmp_path / "apps")
+    runner = FakeRunner(tmp_path, class_bench_output(2, reproduce.MUQSS_THESIS))
+    ctx = reproduce.Context(rounds=2, quick=False, runner=runner, build_programs=False)
+    ctx.program = lambda name: Path(f"/progs/{name}")
+    outcome, _ = reproduce.run_experiment(reproduce.EXPERIMENTS["muqss-thesis"], 0, ctx,
+                                          None, False)
+    cmd = runner.commands[0][0]
+    assert cmd.endswith(f"class_bench.sh 'cfs ule bmq muqss' 2 1 muqss /progs/uleload '' "
+                        f"{tmp_path / 'apps'}")
+    assert {r["bench"] for r in outcome.runs} == {
+        "messaging-g20", "make-j1", "make-jN", *(f"frames-{n}" for n in (10, 20, 30, 40, 50))}
+    assert {r["variant"] for r in outcome.runs} == set(reproduce.CLASSES)
+    assert outcome.benches["frames-50"]["compare"] == "difference"
+    assert outcome.benches["make-j1"]["compare"] == "ratio" and not outcome.failures
 
 
 def test_class_bench_without_results_is_an_error(tmp_path):
@@ -569,7 +603,7 @@ def test_smt_adapter_reports_classes_without_samples(tmp_path):
     outcome, topologies = reproduce.run_experiment(reproduce.EXPERIMENTS["smt-spread"], 0, ctx,
                                                    "1x2", False)
     assert topologies == ["smt"] and outcome.release == "6.1.192-fake"
-    assert [f["variant"] for f in outcome.failures] == ["bmq"]
+    assert [f["variant"] for f in outcome.failures] == ["bmq", "muqss"]
 
 
 def test_wasted_runs_pair_off_and_on_by_round():
@@ -589,7 +623,8 @@ def test_wasted_runs_pair_off_and_on_by_round():
 def test_rotated_command_and_marked_runs_split_the_output_per_class_and_round():
     cmd = reproduce.rotated_command(3, "m", "run")
     order = [part.split()[1] for part in cmd.split("; ") if "sched_class &&" in part]
-    assert order == ["cfs", "ule", "bmq", "ule", "bmq", "cfs", "bmq", "cfs", "ule"]
+    assert order == ["cfs", "ule", "bmq", "muqss", "ule", "bmq", "muqss", "cfs",
+                     "bmq", "muqss", "cfs", "ule"]
     assert cmd.endswith("echo $first >/proc/sys/kernel/sched_class")
     text = "boot noise\nm 1 cfs\na\nb\nm 1 ule\nm 2 bmq\nc\nm x y\n"
     assert reproduce.marked_runs(text, "m") == {(1, "cfs"): ["a", "b"], (1, "ule"): [],
@@ -714,8 +749,8 @@ def test_series_adapters_report_missing_classes_and_plot_over_time(tmp_path):
         exp = reproduce.EXPERIMENTS[name]
         outcome, topologies = reproduce.run_experiment(exp, 0, ctx, None, False)
         assert says in runner.commands[0][0] and outcome.release == "6.1.192-fake"
-        assert outcome.failures == [{"bench": "all", "variant": "bmq", "round": 1,
-                                     "why": "no run"}]
+        assert outcome.failures == [{"bench": "all", "variant": c, "round": 1,
+                                     "why": "no run"} for c in ("bmq", "muqss")]
         meta = reproduce.metadata(exp, release=outcome.release, config="debug",
                                   config_sha256="0" * 64, topologies=topologies,
                                   qemu_mode="mttcg", rounds=1, quick=True,
@@ -759,7 +794,7 @@ def test_boots_share_the_rounds_and_number_them_on(tmp_path, monkeypatch, capsys
     its own folder; rounds 1-3 from the first, 4-5 from the second, each
     run and failure naming its boot."""
     def output(command, topology):
-        rounds = int(command.split("class_bench.sh 'cfs ule bmq' ")[1].split()[0])
+        rounds = int(command.split("class_bench.sh 'cfs ule bmq muqss' ")[1].split()[0])
         text = class_bench_output(rounds, reproduce.WAKEUP)
         return text.replace("result pipe bmq 1 1.1", "result pipe bmq 1 fail")
     runner = FakeRunner(tmp_path, output)
@@ -777,7 +812,7 @@ def test_boots_share_the_rounds_and_number_them_on(tmp_path, monkeypatch, capsys
     rc = reproduce.main(["wakeup", "--rounds", "5", "--boots", "2", "--out", str(out)])
     captured = capsys.readouterr()
     assert rc == 0, captured.err
-    assert [c[0].split("class_bench.sh 'cfs ule bmq' ")[1].split()[0]
+    assert [c[0].split("class_bench.sh 'cfs ule bmq muqss' ")[1].split()[0]
             for c in runner.commands] == ["3", "2"]
     assert dirs == [tmp_path / "work" / "boot-1", tmp_path / "work" / "boot-2"]
     assert runner.workdir == tmp_path / "work"
@@ -815,6 +850,8 @@ def test_a_stall_watchdog_report_is_a_failure():
 QUICK_BENCHES = {
     "wakeup": {"hackbench", "pipe", "messaging", "sysbench-threads", "sysbench-mutex"},
     "bmq-thesis": {"messaging-g10", "messaging-g20", "frames-10", "frames-20", "frames-40"},
+    "muqss-thesis": {"messaging-g20", "make-j1", "make-jN",
+                     *(f"frames-{n}" for n in (10, 20, 30, 40, 50))},
     "sysbench-scaling": {f"sysbench-{b} 1x2" for b in ("threads", "mutex")},
     "wasted-cores": {f"{s} {m}" for s in ("group-imbalance", "overload-on-wakeup")
                      for m in ("job", "idle-while-overloaded")},
@@ -876,7 +913,7 @@ def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path):
     completes with a value for each of its benchmarks and variants, no
     failed run (a tool's failure, a stall-watchdog report), well-formed
     JSON and PNG, a report that names each; timing is not asserted. This
-    is also the smoke test of class_bench.sh's two suites under every
+    is also the smoke test of class_bench.sh's three suites under every
     class."""
     out = tmp_path / "results"
     proc = subprocess.run([str(SCRIPT), "--quick", "--no-build", "--out", str(out)],

@@ -140,13 +140,13 @@ def test_latency_run_with_a_failed_probe_is_a_failure(tmp_path):
     bad = [line for line in LATENCY_RUN if "wakelat" not in line] + \
         ["not ok 4 - wakelat failed: usage"]
     output = marked(reproduce.LATENCY_MARK, {(1, "cfs"): LATENCY_RUN, (1, "ule"): LATENCY_RUN,
-                                             (1, "bmq"): bad})
+                                             (1, "bmq"): bad, (1, "muqss"): LATENCY_RUN})
     runner, outcome, _ = run_adapter(tmp_path, "wakeup-latency", output)
     assert "RUN_S=1 sh " in runner.commands[0][0]
     assert runner.commands[0][0].count("/bin/true") >= 2   # uleload and wakelat
     assert outcome.failures == [{"bench": "all", "variant": "bmq", "round": 1,
                                  "why": "wakelat failed: usage"}]
-    assert len(outcome.runs) == 18
+    assert len(outcome.runs) == 27
 
 
 # -- barrier-hpc ----------------------------------------------------------------
@@ -160,13 +160,15 @@ def test_barrier_runs_and_a_wrong_checksum_is_a_failure(tmp_path):
     output = marked(reproduce.BARRIER_MARK, {
         (1, "cfs"): [stencil_line(1500.0, 20.5), "ok 1 - stencil ran on 8 CPUs"],
         (1, "ule"): [stencil_line(1800.0, 30.0), "ok 1 - stencil ran on 8 CPUs"],
-        (1, "bmq"): [stencil_line(1400.0, 10.0, "1.0e+00"), "ok 1 - stencil ran on 8 CPUs"]})
+        (1, "bmq"): [stencil_line(1400.0, 10.0, "1.0e+00"), "ok 1 - stencil ran on 8 CPUs"],
+        (1, "muqss"): [stencil_line(1600.0, 25.0), "ok 1 - stencil ran on 8 CPUs"]})
     runner, outcome, topologies = run_adapter(tmp_path, "barrier-hpc", output)
     assert "ITERATIONS=40 CELLS=4096 sh " in runner.commands[0][0]
     assert topologies == ["1x2"]
     values = {(r["bench"], r["variant"]): r["value"] for r in outcome.runs}
     assert values == {("completion time", "cfs"): 1.5, ("barrier wait", "cfs"): 20.5,
-                      ("completion time", "ule"): 1.8, ("barrier wait", "ule"): 30.0}
+                      ("completion time", "ule"): 1.8, ("barrier wait", "ule"): 30.0,
+                      ("completion time", "muqss"): 1.6, ("barrier wait", "muqss"): 25.0}
     assert outcome.failures == [{"bench": "all", "variant": "bmq", "round": 1,
                                  "why": "wrong checksum"}]
     save_doc(tmp_path, "barrier-hpc", outcome, topologies)
@@ -232,7 +234,8 @@ def test_apps_adapter_passes_the_inputs_and_records_the_failed_application(tmp_p
     monkeypatch.setattr(reproduce, "apps_inputs", lambda: tmp_path / "apps")
     ok = [line.replace("# failed pair xz+zstd zstd zstd: error 5", "# pair xz+zstd zstd 2.0")
           for line in APPS_RUN if not line.startswith("not ok")]
-    output = marked(reproduce.APPS_MARK, {(1, "cfs"): ok, (1, "ule"): ok, (1, "bmq"): APPS_RUN})
+    output = marked(reproduce.APPS_MARK, {(1, "cfs"): ok, (1, "ule"): ok, (1, "bmq"): APPS_RUN,
+                                          (1, "muqss"): ok})
     runner, outcome, topologies = run_adapter(tmp_path, "applications", output)
     command = runner.commands[0][0]
     assert "ALONE='make-jN' PAIRS='xz+zstd' MAKE_OBJS='lzio.o' sh " in command

@@ -185,11 +185,11 @@ def test_pts_runs_turn_a_result_without_a_number_into_a_failure():
 def test_pts_command_alternates_classes_one_result_file_per_run():
     cmd = rh.pts_command(2, ["pts/c-ray", "pts/compress-7zip"], "20260304-120000")
     assert switched_classes(cmd) == switched_classes(reproduce.rotated_command(2, "m", "x"))
-    assert switched_classes(cmd) == ["cfs", "ule", "bmq", "ule", "bmq", "cfs"]
+    assert switched_classes(cmd) == ["cfs", "ule", "bmq", "muqss", "ule", "bmq", "muqss", "cfs"]
     assert cmd.startswith("first=$(cat /proc/sys/kernel/sched_class); ")
     assert cmd.endswith("; echo $first >/proc/sys/kernel/sched_class")
     names = re.findall(r"TEST_RESULTS_NAME=(\S+)", cmd)
-    assert names[0] == "reproduce-20260304-120000-r1-cfs" and len(set(names)) == 6
+    assert names[0] == "reproduce-20260304-120000-r1-cfs" and len(set(names)) == 8
     assert all(re.fullmatch(r"[a-z0-9-]+", n) for n in names)    # PTS keeps them as they are
     run = next(p for p in cmd.split("; echo ule") if "r1-ule" in p)
     assert ">/proc/sys/kernel/sched_class && sleep 1 && echo reproduce-pts 1 ule && { " in run
@@ -250,7 +250,8 @@ def test_pts_outcome_notes_every_run_that_gave_no_value(tmp_path):
                                                                         results],
                                              keep=tmp_path / "keep")
     assert set(benches) == set(BENCHES)
-    assert {(r["variant"], r["round"]) for r in runs} == {("cfs", 1), ("ule", 1), ("bmq", 2)}
+    assert {(r["variant"], r["round"]) for r in runs} == {("cfs", 1), ("ule", 1), ("bmq", 2),
+                                                          ("muqss", 1), ("muqss", 2)}
     why = {(f["bench"], f["variant"], f["round"]): f["why"] for f in failures}
     assert why[("all", "bmq", 1)] == ("no result file reproduce-20260304-120000-r1-bmq "
                                       "(phoronix-test-suite exit status 1)")
@@ -265,7 +266,7 @@ def test_phoronix_adapter_writes_a_valid_document(tmp_path, monkeypatch):
     results = tmp_path / "test-results"
     monkeypatch.setattr(rh, "pts_result_dirs", lambda: [results])
     monkeypatch.setenv(rh.PTS_TESTS_ENV, "pts/c-ray pts/compress-7zip")
-    factor = {"cfs": 1.0, "ule": 1.0, "bmq": 1.2}
+    factor = {"cfs": 1.0, "ule": 1.0, "bmq": 1.2, "muqss": 1.0}
 
     def values(rnd, cls):      # bmq: c-ray 20 % slower, 7-Zip 20 % higher
         return [30.0 * factor[cls] + rnd / 10, 100000 * factor[cls] + rnd,
@@ -276,7 +277,7 @@ def test_phoronix_adapter_writes_a_valid_document(tmp_path, monkeypatch):
                                                    None, True)
     assert topologies == ["host"] and outcome.release == "6.1.192-ule"
     assert "batch-benchmark pts/c-ray pts/compress-7zip" in runner.commands[0]
-    assert len(outcome.runs) == 5 * 3 * 3 and not outcome.failures
+    assert len(outcome.runs) == 5 * 4 * 3 and not outcome.failures
     doc = document("phoronix", outcome, 5)
     assert reproduce.validate(json.loads(json.dumps(doc))) == []
     vs = {name: entry["vs_base"]["bmq"]["verdict"] for name, entry in doc["summary"].items()}
@@ -366,7 +367,7 @@ def test_parse_npb_rejects_a_run_without_its_result(text, says):
 
 def test_npb_command_runs_every_binary_under_each_class():
     cmd = rh.npb_command(2, "/opt/NPB 3.4/bin", ["ft.C.x", "mg.C.x"], 16)
-    assert switched_classes(cmd) == ["cfs", "ule", "bmq", "ule", "bmq", "cfs"]
+    assert switched_classes(cmd) == ["cfs", "ule", "bmq", "muqss", "ule", "bmq", "muqss", "cfs"]
     run = ("echo reproduce-npb 1 cfs && { echo reproduce-npb-binary ft.C.x; "
            "OMP_NUM_THREADS=16 '/opt/NPB 3.4/bin/ft.C.x'; echo reproduce-npb-status $?; "
            "echo reproduce-npb-binary mg.C.x; OMP_NUM_THREADS=16 '/opt/NPB 3.4/bin/mg.C.x'; "
@@ -404,7 +405,7 @@ def test_parse_nas_keeps_verified_times_and_notes_the_rest():
             return " NAS Parallel Benchmarks (NPB3.4-OMP) - FT Benchmark\nKilled", 137
         return npb_output(name, "C", 10.0 + rnd + (cls == "ule")), 0
     runs, failures = rh.parse_nas(nas_output(cmd, result, skip={(2, "cfs")}), names, 2, "host")
-    assert len(runs) == 12 - 2 - 2
+    assert len(runs) == 16 - 2 - 2
     mg = next(r for r in runs if r["bench"] == "mg.C" and r["variant"] == "ule")
     assert (mg["round"], mg["value"], mg["unit"]) == (2, 13.0, "s")
     assert mg["npb"] == "MG class C" and mg["mops_total"] == 12345.67 and mg["threads"] == 8

@@ -31,7 +31,7 @@ from . import bench, build, command, paths, vm
 SCHEMA = 1
 RESULTS = paths.REPO / "results"
 SCHED_CLASS = Path("/proc/sys/kernel/sched_class")
-CLASSES = ("cfs", "ule", "bmq")
+CLASSES = ("cfs", "ule", "bmq", "muqss")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Seconds a boot costs beyond its rounds (boot, probe, power-off), for the
 # estimate of time left.
@@ -66,6 +66,7 @@ class Experiment:
     seconds_per_round: float = 60.0
     quick_seconds: float = 60.0
     estimates: tuple = ()           # (topology, seconds per round) pairs
+    timed_variants: int = 0         # variants the figures were timed with (0: all)
     qemu_mode: str = "mttcg"        # unless --qemu-mode says otherwise
     quick_qemu_mode: str = ""       # with --quick, when the debug kernel needs another
     host_only: bool = False         # real hardware only: needs --host, runs only when named
@@ -92,15 +93,18 @@ class Experiment:
     def estimate(self, topology, quick):
         """Seconds one round takes on `topology`: the reference topology's
         figure, scaled by how many more vCPUs it has (the same two host
-        cores run them all)."""
+        cores run them all) and, for figures timed with fewer variants
+        (`timed_variants`: three classes, before MuQSS), by how many more
+        variants a round runs now."""
+        scale = len(self.variants) / self.timed_variants if self.timed_variants else 1.0
         if quick:
-            return self.quick_seconds
+            return self.quick_seconds * scale
         if topology == "host":
-            return self.seconds_per_round
+            return self.seconds_per_round * scale
         if topology in dict(self.estimates):
-            return dict(self.estimates)[topology]
+            return dict(self.estimates)[topology] * scale
         ref = vm.topology(self.topologies[0] if self.topologies else self.default_topology)
-        return self.seconds_per_round * max(1.0, vm.topology(topology).cpus / ref.cpus)
+        return self.seconds_per_round * scale * max(1.0, vm.topology(topology).cpus / ref.cpus)
 
 
 EXPERIMENTS = {}
@@ -1190,13 +1194,14 @@ RESULT_ROUND = r"^result \S+ \S+ (\d+) "
 
 
 def class_bench(ctx, topology, tag, suite, scale, benches, only="", suffix=""):
-    """tools/testing/sched/class_bench.sh for cfs, ule and bmq in one boot
-    (classes switched through kernel.sched_class, order rotated each
+    """tools/testing/sched/class_bench.sh for every class in CLASSES in one
+    boot (classes switched through kernel.sched_class, order rotated each
     round), as scripts/bench-sched runs it; `benches` maps its benchmark
     names to bench_info(). Runs are named BENCH+suffix."""
-    uleload = ctx.program("uleload") if suite == "bmq" else "''"
+    uleload = ctx.program("uleload") if suite in ("bmq", "muqss") else "''"
+    apps = f" {apps_inputs()}" if suite == "muqss" else ""
     cmd = (f"sh {paths.GUEST_TESTS}/class_bench.sh '{' '.join(CLASSES)}' {ctx.rounds} "
-           f"{scale} {suite} {uleload} '{only}'")
+           f"{scale} {suite} {uleload} '{only}'{apps}")
     boot = ctx.runner.run(cmd, topology, tag, ctx.track(RESULT_ROUND), ctx.timeout())
     _, commands, failures = bench.parse(boot.output)
     rounds = bench.parse_rounds(boot.output)
@@ -1240,7 +1245,8 @@ WAKEUP = {name: bench_info("s") for name in
     published="ULE was slower than CFS on sysbench (13 % of CPU cycles scanning cores at "
               "wakeup, 32 cores) and within a few percent on hackbench; BMQ's perf bench "
               "sched messaging times were below CFS's in every configuration.",
-    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    default_topology="1x2",
     seconds_per_round=75, quick_seconds=135)
 def wakeup(ctx, topology):
     """bench-sched's wakeup suite: hackbench, perf bench sched pipe and
@@ -1263,7 +1269,8 @@ BMQ_THESIS.update({f"frames-{n}": bench_info("% frames missed", "difference",
     published="BMQ's perf bench sched messaging -p -t times were lower than CFS's with "
               "10 and 20 groups at 2000 and 4000 loops; frame drops were similar up to "
               "25 background tasks, above which BMQ dropped fewer frames.",
-    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    default_topology="1x2",
     seconds_per_round=115, quick_seconds=140)
 def bmq_thesis(ctx, topology):
     """bench-sched --suite bmq: messaging with 10 and 20 groups (loops 50
@@ -1272,6 +1279,34 @@ def bmq_thesis(ctx, topology):
     compare as a difference in percentage points."""
     return class_bench(ctx, topology, f"bmq-thesis-{topology}", "bmq",
                        0 if ctx.quick else 1, BMQ_THESIS)
+
+
+MUQSS_THESIS = {"messaging-g20": bench_info("s"), "make-j1": bench_info("s"),
+                "make-jN": bench_info("s")}
+MUQSS_THESIS.update({f"frames-{n}": bench_info("% frames missed", "difference",
+                                               "more missed", "fewer missed")
+                     for n in (10, 20, 30, 40, 50)})
+
+
+@experiment(
+    "muqss-thesis",
+    title="the MuQSS thesis's latency, turnaround and frame-drop tests",
+    seed="seed 004 §4.1-§4.3 (Figures 3-7)",
+    published="On a 4-core i5 CFS had lower perf bench sched messaging -p -t -g 20 -l 2000 "
+              "times than MuQSS in all 50 runs; make -j1 was a little faster on MuQSS, "
+              "make -j4 the same; MuQSS dropped more frames of a 24 fps video than CFS "
+              "beside every background load of 10 to 60 rt-app tasks, CFS staying low up "
+              "to 40.",
+    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    seconds_per_round=270, quick_seconds=60)
+def muqss_thesis(ctx, topology):
+    """bench-sched --suite muqss: messaging with 20 groups (loops 100; the
+    thesis's 2000 would be --scale 20), make -j1 and -jN of eight Lua
+    objects (the applications experiment's tree), and the 24 fps frame
+    task beside 10 to 50 spinners standing in for rt-app's busy tasks;
+    missed frames compare as a difference in percentage points."""
+    return class_bench(ctx, topology, f"muqss-thesis-{topology}", "muqss",
+                       0 if ctx.quick else 1, MUQSS_THESIS)
 
 
 SCALING_TOPOLOGIES = ("1x2", "2x4", "4x8")
@@ -1285,7 +1320,8 @@ SCALING = {"sysbench-threads": bench_info("s"), "sysbench-mutex": bench_info("s"
     published="On 32 cores ULE was slower than CFS on sysbench because its wakeup scanned "
               "the cores, up to three times, on most wakeups (13 % of CPU cycles); with a "
               "wakeup returning the previous CPU there was no difference.",
-    classes=CLASSES, variants=CLASSES, base="cfs", topologies=SCALING_TOPOLOGIES,
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    topologies=SCALING_TOPOLOGIES,
     quick_topologies=("1x2",), qemu_mode="icount", quick_qemu_mode="mttcg",
     seconds_per_round=50, quick_seconds=35, estimates=(("1x2", 25), ("2x4", 45), ("4x8", 130)))
 def sysbench_scaling(ctx, topology):
@@ -1471,7 +1507,8 @@ def smt_benches(counts):
               "throughput rose linearly to 4 instances and stayed flat to 8; BFS doubled "
               "up on a core while another idled, losing throughput between 2 and 6 "
               "instances, about halfway between ideal and random placement.",
-    classes=CLASSES, variants=CLASSES, base="cfs", topologies=("smt",),
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    topologies=("smt",),
     qemu_mode="tcg", quick_qemu_mode="mttcg", seconds_per_round=195,
     quick_seconds=120)
 def smt_spread(ctx, topology):
@@ -1624,7 +1661,8 @@ def parse_starvation(output, topology):
               "threads shared its core, at a bit less than half the core; on ULE those "
               "threads stayed interactive and fibo got no CPU at all while they ran (the "
               "starvation is not bounded), then ran alone again.",
-    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    default_topology="1x2",
     # icount scatters least (reproduction.rst, "Spread per QEMU mode"); under
     # icount the debug kernel's 80-thread pool overruns its phase.
     qemu_mode="icount", quick_qemu_mode="mttcg", seconds_per_round=70, quick_seconds=45)
@@ -1709,7 +1747,8 @@ def parse_unpin(output, topology):
               "invocation, about 240 s to balance; CFS moved more than 380 threads within "
               "0.2 s but never balanced perfectly (nodes differing by 25 % in load kept "
               "18 vs 15 threads per core).",
-    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="2x4",
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    default_topology="2x4",
     quick_topologies=("2x2",), qemu_mode="tcg", quick_qemu_mode="mttcg",
     seconds_per_round=70, quick_seconds=45, estimates=(("4x8", 200),))
 def unpin_spread(ctx, topology):
@@ -1804,7 +1843,8 @@ def parse_itrace(output, topology):
               "thread when created: 80 of 128 were interactive, ran, and saw their penalty "
               "fall to 0; the other 48 stayed above the threshold and never ran. CFS ran "
               "every thread.",
-    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    default_topology="1x2",
     qemu_mode="icount", quick_qemu_mode="mttcg", seconds_per_round=61, quick_seconds=25)
 def interactivity_trace(ctx, topology):
     """tools/testing/sched/interactivity_series.sh under each class in one
@@ -1879,7 +1919,8 @@ def parse_latency(output, topology):
     published="No seed gives percentiles. Seed 002 measured BMQ's messaging latency below "
               "CFS's; seed 004 measured hackbench latency about 4 times lower on CFS than on "
               "MuQSS; seed 000 shows ULE running the tasks it deems interactive first.",
-    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    default_topology="1x2",
     seconds_per_round=120, quick_seconds=35)
 def wakeup_latency(ctx, topology):
     """tools/testing/sched/latency_series.sh under each class in one boot:
@@ -2019,7 +2060,8 @@ def parse_apps(output, topology):
               "first (blackscholes more than 80 % slower beside ferret) where CFS shared "
               "fairly. The MuQSS thesis found make -j1 a little faster on MuQSS than on "
               "CFS and make -j4 the same.",
-    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    default_topology="1x2",
     seconds_per_round=260, quick_seconds=40)
 def applications(ctx, topology):
     """tools/testing/sched/apps_series.sh under each class in one boot:
@@ -2086,7 +2128,8 @@ def parse_barrier(output, topology):
               "them, while CFS now and then put two on one core and every barrier waited "
               "for them (threads alone on their cores slept after 100 ms of spinning and "
               "had to be woken); FT and UA gained for the same reason.",
-    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="2x4",
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    default_topology="2x4",
     quick_topologies=("1x2",), seconds_per_round=45, quick_seconds=20)
 def barrier_hpc(ctx, topology):
     """tools/testing/sched/barrier_series.sh under each class in one boot:

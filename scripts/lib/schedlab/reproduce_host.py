@@ -287,7 +287,8 @@ def pts_outcome(output, stamp, rounds, topology, dirs, keep=None):
     published="On 32 cores ULE and CFS differed little over the 37 applications (2.75 % in "
               "ULE's favour on average; 1.5 % on one core, Figure 5, where scimark2 was 36 % "
               "slower on ULE and apache 40 % faster); c-ray took the same time on both.",
-    classes=CLASSES, variants=CLASSES, base="cfs", topologies=("host",),
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    topologies=("host",),
     host_only=True, preflight=pts_refusal, seconds_per_round=2400, quick_seconds=300)
 def phoronix(ctx, topology):
     """`phoronix-test-suite batch-benchmark` of $REPRODUCE_PTS_TESTS (the
@@ -474,7 +475,8 @@ def parse_nas(output, names, rounds, topology):
               "never migrated them, while CFS sometimes put two MG threads on one core and "
               "the barriers delayed every thread; FT and UA were faster on ULE for the same "
               "reason.",
-    classes=CLASSES, variants=CLASSES, base="cfs", topologies=("host",),
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    topologies=("host",),
     host_only=True, preflight=npb_refusal, seconds_per_round=1800, quick_seconds=60)
 def nas(ctx, topology):
     """Each NPB binary of $REPRODUCE_NPB_DIR ($REPRODUCE_NPB selects; the

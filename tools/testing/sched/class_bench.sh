@@ -1,7 +1,7 @@
 #!/bin/sh
 # In-guest benchmark of the classes for normal tasks, driven by
 # scripts/bench-sched.
-# Usage: class_bench.sh "CLASSES" ROUNDS SCALE [SUITE [ULELOAD [BENCHES]]]
+# Usage: class_bench.sh "CLASSES" ROUNDS SCALE [SUITE [ULELOAD [BENCHES [APPS]]]]
 #
 # Switches every normal task between CLASSES (kernel.sched_class) within
 # one boot and runs each benchmark ROUNDS times per class, rotating which
@@ -27,6 +27,17 @@
 # (uleload frames), VALUE the percentage of frames missed. 3 ms is below
 # one BMQ slice, so BMQ's boost can rank the frame task above the
 # spinners; a frame cost above a slice deboosts it to their level.
+# SUITE "muqss": the MuQSS thesis's three tests (seed 004 section 4).
+# Latency: perf bench sched messaging -p -t -g 20 (loops 100 x SCALE;
+# SCALE 20 gives its -l 2000), seconds. Turnaround: make -j1 and -jN
+# (N = CPUs) of eight objects of the Lua tree in APPS/lua (the
+# applications experiment's tree, copied to /tmp untimed), seconds.
+# Interactivity: the frame task above beside 10, 20, 30, 40 and 50
+# spinners (the thesis's rt-app background tasks), % of frames missed.
+# SUITE "pick": the cost of a switch with every other CPU idle. perf
+# bench sched pipe pinned to CPU 0 (20000 round trips x SCALE), VALUE
+# microseconds per round trip: each switch's pick runs on CPU 0, so a
+# pick that reads every CPU's queue (MuQSS's look) pays per CPU here.
 classes=${1:?usage: $0 "CLASSES" ROUNDS SCALE [SUITE [ULELOAD]]}
 rounds=${2:-3}
 scale=${3:-1}
@@ -65,8 +76,26 @@ if [ "$suite" = bmq ]; then
 	m20="perf bench sched messaging -p -t -g 20 -l $((ml * 2))"
 	frames="$uleload frames 24 3000 $fsec"
 	benches="messaging-g10 messaging-g20 frames-10 frames-20 frames-40"
+elif [ "$suite" = muqss ]; then
+	apps=${7:-}
+	[ -x "$uleload" ] || { echo "class_bench.sh: suite muqss needs ULELOAD"; exit 1; }
+	[ -f "$apps/lua/src/Makefile" ] || { echo "class_bench.sh: suite muqss needs APPS/lua"; exit 1; }
+	if [ "$scale" -eq 0 ]; then
+		ml=10 fsec=2 fdiv=5 objs="lopcodes.o lctype.o"
+	else
+		ml=$((100 * scale)) fsec=10 fdiv=1
+		objs="lopcodes.o lctype.o linit.o lzio.o lmem.o ldump.o lcorolib.o lfunc.o"
+	fi
+	m20="perf bench sched messaging -p -t -g 20 -l $ml"
+	frames="$uleload frames 24 3000 $fsec"
+	mk="make -s -C /tmp/class-bench-make/src CC=gcc CFLAGS='-O0 -DLUA_USE_LINUX' $objs"
+	benches="messaging-g20 make-j1 make-jN frames-10 frames-20 frames-30 frames-40 frames-50"
+elif [ "$suite" = pick ]; then
+	if [ "$scale" -eq 0 ]; then pl=2000; else pl=$((20000 * scale)); fi
+	pin="taskset -c 0 perf bench sched pipe -l $pl"
+	benches="pipe-cpu0"
 elif [ "$suite" != wakeup ]; then
-	echo "class_bench.sh: unknown suite '$suite' (wakeup or bmq)"
+	echo "class_bench.sh: unknown suite '$suite' (wakeup, bmq, muqss or pick)"
 	exit 1
 fi
 if [ -n "$only" ]; then
@@ -107,18 +136,32 @@ frames_missed() {
 	done
 }
 
+# make_seconds J: make -jJ of the Lua objects in a fresh copy of the
+# tree; prints the seconds make took (nothing when it failed).
+make_seconds() {
+	_d=/tmp/class-bench-make
+	rm -rf $_d && cp -r "$apps/lua" $_d || return
+	_t0=$(date +%s%N)
+	make -s -j"$1" -C $_d/src CC=gcc CFLAGS="-O0 -DLUA_USE_LINUX" $objs >/dev/null 2>&1 || return
+	_t1=$(date +%s%N)
+	echo "$(((_t1 - _t0) / 1000000))" | awk '{ printf "%.3f\n", $1 / 1000 }'
+}
+
 for b in $benches; do
 	case $b in
 	hackbench) c=$hb ;; pipe) c=$pipe ;; messaging) c=$msg ;;
 	sysbench-threads) c=$sbt ;; sysbench-mutex) c=$sbm ;;
 	messaging-g10) c=$m10 ;; messaging-g20) c=$m20 ;;
+	make-j1) c="$mk" ;; make-jN) c="$mk -j$cpus" ;;
+	pipe-cpu0) c="$pin (usecs/op)" ;;
 	frames-*) c="$frames beside $((${b#frames-} / fdiv)) spinners (% missed)" ;;
 	esac
 	echo "bench $b $c"
 done
 echo "cpus $cpus"
 
-# seconds BENCH: runs it, prints the value it reports (seconds, or % missed).
+# seconds BENCH: runs it, prints the value it reports (seconds, % missed,
+# or microseconds per round trip).
 seconds() {
 	case $1 in
 	hackbench) $hb 2>&1 | sed -n 's/^Time: *//p' ;;
@@ -128,6 +171,9 @@ seconds() {
 	sysbench-mutex) $sbm 2>&1 | sed -n 's/^ *total time: *\([0-9.]*\)s.*/\1/p' ;;
 	messaging-g10) $m10 2>&1 | sed -n 's/^ *Total time: *\([0-9.]*\).*/\1/p' ;;
 	messaging-g20) $m20 2>&1 | sed -n 's/^ *Total time: *\([0-9.]*\).*/\1/p' ;;
+	make-j1) make_seconds 1 ;;
+	pipe-cpu0) $pin 2>&1 | sed -n 's/^ *\([0-9.]*\) usecs\/op.*/\1/p' ;;
+	make-jN) make_seconds "$cpus" ;;
 	frames-*) frames_missed $((${1#frames-} / fdiv)) ;;
 	esac
 }
