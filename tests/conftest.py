@@ -55,17 +55,17 @@ def default_boot(guest):
 
 # The shared smt boot: each class in turn and the script it runs.
 SMT_PARTS = (("ule", "smt_spread.sh {uleload}"), ("cfs", "smt_spread.sh {uleload}"),
-             ("bmq", "bmq_smt.sh /tmp/out {uleload} 2"))
+             ("bmq", "bmq_smt.sh /tmp/out {uleload} 2"), ("muqss", "smt_spread.sh {uleload}"))
 SMT_MARK = "smt-part"
 
 
 @pytest.fixture(scope="session")
 def smt_boot(guest):
     """One boot of the smt preset (4 cores x 2 threads) for the SMT
-    placement tests of ULE, CFS and BMQ: booted with sched=ule, then cfs
-    and bmq through the run-time switch, which moves every normal task as
-    a boot with sched= would have placed it. Three boots of 8 vCPUs cost
-    about a minute more. sched_timeslice=2 is for bmq_smt.sh. Each part
+    placement tests of ULE, CFS, BMQ and MuQSS: booted with sched=ule, then
+    cfs, bmq and muqss through the run-time switch, which moves every
+    normal task as a boot with sched= would have placed it. Four boots of
+    8 vCPUs cost about a minute and a half more. sched_timeslice=2 is for bmq_smt.sh. Each part
     opens with reproduce.rotated_command()'s marker, printed only once the
     switch succeeded; (the boot, {class: its output})."""
     uleload = build.guest_program("uleload")

@@ -1,17 +1,21 @@
 """The MuQSS class (sched=muqss), in boots of the debug kernel:
 
 - muqss_checks.sh on 2x4: every normal task on muqss with muqss.* lines in
-  /proc/<pid>/sched, the sysctls' ranges, nice 0 against nice 19 on one
-  CPU in MuQSS's ratio (about 34:1, where CFS gives 68:1), a sleeper's
+  /proc/<pid>/sched, the sysctls' ranges, nice 0 against nice 19 and
+  nice 5 on one CPU in MuQSS's ratios (34:1 and 4:1, where CFS gives 68:1
+  and 3.06:1), a sleeper's
   deadline kept while its slice lasts, and spinners forked on one CPU
   spread by the pick's look across queues;
-- class_stress.sh: a stress-ng storm and CPU offline/online under load.
+- class_stress.sh: a stress-ng storm and CPU offline/online under load;
+- smt_spread.sh in the shared smt boot (conftest.smt_boot): seed 003's
+  test, spinners one per core.
 
 KUnit (sched_muqss) covers the deadline arithmetic, keys, the skip list
 and the locality order; test_kunit.py runs it."""
 
 import pytest
 
+from schedlab import bench
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
@@ -35,3 +39,27 @@ def test_stress_and_hotplug_lose_no_task(guest):
     res = guest(f"sh {GUEST_TESTS}/class_stress.sh muqss 15 1", topology="2x2",
                 cmdline="sched=muqss", timeout=600)
     assert_tap(res.output, "class_stress.sh under sched=muqss")
+
+
+@muqss
+def test_smt_spread_one_spinner_per_core(smt_part):
+    """Seed 003's test on 4 cores x 2 threads: 2, 3 and 4 spinners started
+    back to back run one per core (the wakeup's best idle CPU prefers a
+    whole idle core, MuQSS's best_mask_cpu ranks), and a spinner moved
+    onto a busy core's sibling leaves within 600 cs. MuQSS has no balancer:
+    what moves it is a reschedule of either sibling (a kthread, the
+    sampler) that switches it out, after which the pick asks the best idle
+    CPU to take it, as MuQSS's resched_suitable_idle() does."""
+    assert_tap(smt_part("muqss"), "smt_spread.sh under muqss")
+
+
+@muqss
+def test_pick_cost_suite_runs_under_both_classes(guest):
+    """class_bench.sh --suite pick (the look's cost, muqss.rst "Measured")
+    at smoke size: a value per class and round, no failure."""
+    res = guest(f"sh {GUEST_TESTS}/class_bench.sh 'cfs muqss' 2 0 pick", topology="2x2",
+                timeout=300)
+    runs, commands, failures = bench.parse(res.output)
+    assert not failures and "taskset -c 0" in commands["pipe-cpu0"], res.output[-2000:]
+    assert {c: len(v) for c, v in runs["pipe-cpu0"].items()} == {"cfs": 2, "muqss": 2}
+    assert all(v > 0 for values in runs["pipe-cpu0"].values() for v in values)

@@ -3,8 +3,9 @@
 # booted with sched=muqss:
 #   a. every normal task runs on muqss, with muqss.* lines in
 #      /proc/<pid>/sched; the sysctls reject out-of-range values;
-#   b. nice 0 and nice 19 spinners on one CPU share it as MuQSS's
-#      deadlines give (about 34:1; CFS's weights give 68:1);
+#   b. nice 0 against nice 19 and against nice 5 spinners on one CPU
+#      share it as MuQSS's deadlines give (34:1 and 4:1; CFS's weights
+#      give 68:1 and 3.06:1);
 #   c. a task that sleeps keeps its deadline and the rest of its slice;
 #   d. spinners started on one CPU reach the idle CPUs through the pick's
 #      look across queues (no periodic balancer).
@@ -14,7 +15,7 @@ K=/proc/sys/kernel
 . "$here/tap.sh"
 
 echo "TAP version 13"
-echo "1..11"
+echo "1..12"
 # Keep this shell and its helpers off CPU 1, which part b measures.
 taskset -pc 0 $$ >/dev/null
 field() { sed -n "s/^$2 *: *//p" /proc/$1/sched; }
@@ -38,26 +39,39 @@ for v in 0 1001 abc; do rejects $K/sched_muqss_rr_interval_ms $v; done
 rejects $K/sched_muqss_interactive 2
 rejects $K/sched_muqss_yield_type 3
 
-# b. nice 0 and 19 on CPU 1 for 6 s.
-taskset -c 1 sh -c 'while :; do :; done' &
-a=$!
-taskset -c 1 nice -n 19 sh -c 'while :; do :; done' &
-b=$!
-sleep 1
-a0=$(runtime $a)
-b0=$(runtime $b)
-sleep 5
-ta=$(($(runtime $a) - a0))
-tb=$(($(runtime $b) - b0))
-kill $a $b
-wait $a $b 2>/dev/null
-tb=$((tb > 0 ? tb : 1))
-ratio=$((ta / tb))
-echo "# nice 0: $ta ms, nice 19: $tb ms"
-if [ $ratio -ge 22 ] && [ $ratio -le 50 ]; then
-	ok "nice 0 : nice 19 = $ratio : 1 (MuQSS 34, CFS 68)"
+# b. nice 0 against nice N on CPU 1 for 6 s. A slice ends with a new
+# deadline now + prio_ratio * rr, so the nice 0 spinner runs slices until
+# its deadline passes the other's: (offset N - offset 0) / slice of its
+# slices for each one of the other's. nice 5: 24.97 ms / 6.29 ms, 4 : 1
+# (CFS's weights 1024 : 335, 3.06 : 1); nice 19: 34 : 1 (CFS 68 : 1).
+# share NICE: prints 100 x (run time at nice 0) / (run time at NICE).
+share() {
+	taskset -c 1 sh -c 'while :; do :; done' &
+	_a=$!
+	taskset -c 1 nice -n "$1" sh -c 'while :; do :; done' &
+	_b=$!
+	sleep 1
+	_a0=$(runtime $_a)
+	_b0=$(runtime $_b)
+	sleep 5
+	_ta=$(($(runtime $_a) - _a0))
+	_tb=$(($(runtime $_b) - _b0))
+	kill $_a $_b
+	wait $_a $_b 2>/dev/null
+	echo "# nice 0: $_ta ms, nice $1: $_tb ms" >&2
+	echo $((_ta * 100 / (_tb > 0 ? _tb : 1)))
+}
+ratio=$(share 19)
+if [ "$ratio" -ge 2200 ] && [ "$ratio" -le 5000 ]; then
+	ok "nice 0 : nice 19 = $((ratio / 100)) : 1 (MuQSS 34, CFS 68)"
 else
-	not_ok "nice 0 : nice 19 = $ratio : 1 (want 22-50; MuQSS 34, CFS 68)"
+	not_ok "nice 0 : nice 19 = $((ratio / 100)) : 1 (want 22-50; MuQSS 34, CFS 68)"
+fi
+ratio=$(share 5)
+if [ "$ratio" -ge 360 ] && [ "$ratio" -le 440 ]; then
+	ok "nice 0 : nice 5 = $ratio : 100 (MuQSS 400, CFS 306)"
+else
+	not_ok "nice 0 : nice 5 = $ratio : 100 (want 360-440; MuQSS 400, CFS 306)"
 fi
 
 # c. A sleeper keeps its deadline and the rest of its slice: sampled

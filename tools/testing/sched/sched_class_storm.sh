@@ -1,7 +1,7 @@
 #!/bin/sh
 # In-guest TAP test of the run-time class switch under churn
 # (Documentation/scheduler/sched-class-select.rst, "Switching at run time").
-# Usage: sched_class_storm.sh TASKS_BIN [ROUNDS]   (boot on cfs, ULE and BMQ built)
+# Usage: sched_class_storm.sh TASKS_BIN [ROUNDS]   (boot on cfs, ULE, BMQ and MuQSS built)
 #
 # 1. Zombies: a hog and ZOMBIES unreaped children that each spun on CPU 1.
 #    cfs -> ule -> cfs must not move the zombies (their load was already
@@ -95,7 +95,7 @@ r=0
 before=$(dmesg | grep -c "sched: normal tasks moved from")
 while [ $r -lt "$rounds" ]; do
 	r=$((r + 1))
-	case $((r % 3)) in 1) to=ule ;; 2) to=bmq ;; 0) to=cfs ;; esac
+	case $((r % 4)) in 1) to=ule ;; 2) to=bmq ;; 3) to=muqss ;; 0) to=cfs ;; esac
 	[ $r -eq "$rounds" ] && to=cfs
 	(echo $to >$K) 2>/dev/null && [ "$(cat $K)" = $to ] || failed=$((failed + 1))
 done
