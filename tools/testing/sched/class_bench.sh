@@ -65,29 +65,26 @@ sbt="sysbench threads --threads=$((cpus * 2)) --thread-locks=4 --time=0 --events
 sbm="sysbench mutex --threads=$((cpus * 2)) --mutex-num=64 --mutex-loops=$mloops run"
 benches="hackbench pipe messaging sysbench-threads sysbench-mutex"
 
+# The frame task of suites bmq and muqss: 10 s beside each load (2 s
+# beside a fifth of it at smoke size); ml, the messaging loops per scale.
+case $suite in
+bmq | muqss)
+	[ -x "$uleload" ] || { echo "class_bench.sh: suite $suite needs ULELOAD"; exit 1; }
+	if [ "$scale" -eq 0 ]; then fsec=2 fdiv=5 ml=5; else fsec=10 fdiv=1 ml=$((50 * scale)); fi
+	frames="$uleload frames 24 3000 $fsec"
+	;;
+esac
+
 if [ "$suite" = bmq ]; then
-	[ -x "$uleload" ] || { echo "class_bench.sh: suite bmq needs ULELOAD"; exit 1; }
-	if [ "$scale" -eq 0 ]; then
-		ml=5 fsec=2 fdiv=5
-	else
-		ml=$((50 * scale)) fsec=10 fdiv=1
-	fi
 	m10="perf bench sched messaging -p -t -g 10 -l $ml"
 	m20="perf bench sched messaging -p -t -g 20 -l $((ml * 2))"
-	frames="$uleload frames 24 3000 $fsec"
 	benches="messaging-g10 messaging-g20 frames-10 frames-20 frames-40"
 elif [ "$suite" = muqss ]; then
 	apps=${7:-}
-	[ -x "$uleload" ] || { echo "class_bench.sh: suite muqss needs ULELOAD"; exit 1; }
 	[ -f "$apps/lua/src/Makefile" ] || { echo "class_bench.sh: suite muqss needs APPS/lua"; exit 1; }
-	if [ "$scale" -eq 0 ]; then
-		ml=10 fsec=2 fdiv=5 objs="lopcodes.o lctype.o"
-	else
-		ml=$((100 * scale)) fsec=10 fdiv=1
-		objs="lopcodes.o lctype.o linit.o lzio.o lmem.o ldump.o lcorolib.o lfunc.o"
-	fi
-	m20="perf bench sched messaging -p -t -g 20 -l $ml"
-	frames="$uleload frames 24 3000 $fsec"
+	objs="lopcodes.o lctype.o linit.o lzio.o lmem.o ldump.o lcorolib.o lfunc.o"
+	[ "$scale" -eq 0 ] && objs="lopcodes.o lctype.o"
+	m20="perf bench sched messaging -p -t -g 20 -l $((ml * 2))"
 	mk="make -s -C /tmp/class-bench-make/src CC=gcc CFLAGS='-O0 -DLUA_USE_LINUX' $objs"
 	benches="messaging-g20 make-j1 make-jN frames-10 frames-20 frames-30 frames-40 frames-50"
 elif [ "$suite" = pick ]; then
