@@ -4,14 +4,16 @@
   /proc/<pid>/sched, the sysctls' ranges, nice 0 against nice 19 and
   nice 5 on one CPU in MuQSS's ratios (34:1 and 4:1, where CFS gives 68:1
   and 3.06:1), a sleeper's
-  deadline kept while its slice lasts, and spinners forked on one CPU
-  spread by the pick's look across queues;
+  deadline kept while its slice lasts, spinners forked on one CPU
+  spread by the pick's look across queues, and SCHED_ISO (unprivileged,
+  FIFO requests turned into it, realtime ticks counted, starving a normal
+  spinner at iso_cpu 100, sharing at 0, the window's 74 % at 50);
 - class_stress.sh: a stress-ng storm and CPU offline/online under load;
 - smt_spread.sh in the shared smt boot (conftest.smt_boot): seed 003's
   test, two and three spinners one per core.
 
-KUnit (sched_muqss) covers the deadline arithmetic, keys, the skip list
-and the locality order; test_kunit.py runs it."""
+KUnit (sched_muqss) covers the deadline arithmetic, keys, the skip list,
+the locality order and iso_cpu's window; test_kunit.py runs it."""
 
 import pytest
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MuQSS: Con Kolivas's Multiple Queue Skiplist Scheduler as a Linux
- * scheduling class for SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE tasks,
- * selected with CONFIG_SCHED_DEFAULT_MUQSS or "sched=muqss".
+ * scheduling class for SCHED_NORMAL, SCHED_BATCH, SCHED_ISO and SCHED_IDLE
+ * tasks, selected with CONFIG_SCHED_DEFAULT_MUQSS or "sched=muqss".
  * Documentation/scheduler/muqss.rst describes the design and lists where
  * it differs from MuQSS, which replaces the whole core scheduler.
  *
@@ -25,6 +25,8 @@ static int sysctl_sched_muqss_rr_interval = MUQSS_RR_DEFAULT_MS;
 static int sysctl_sched_muqss_interactive = 1;
 /* kernel.sched_muqss_yield_type: 0 none, 1 reschedule, 2 expire the slice. */
 static int sysctl_sched_muqss_yield_type = 1;
+/* kernel.sched_muqss_iso_cpu: percent of a CPU realtime and SCHED_ISO may take. */
+static int sysctl_sched_muqss_iso_cpu = MUQSS_ISO_CPU_DEFAULT;
 
 static u32 muqss_ratios[NICE_WIDTH] __read_mostly;
 
@@ -62,8 +64,14 @@ static bool muqss_idle_suitable(struct task_struct *p)
 	return !(p->flags & PF_EXITING) && !signal_pending(p);
 }
 
+/*
+ * A SCHED_ISO task sorts before every deadline while its CPU is not
+ * refractory, and by its deadline as a normal task while it is.
+ */
 static u64 muqss_task_key(struct task_struct *p)
 {
+	if (p->policy == SCHED_ISO && !task_rq(p)->muqss.iso_refractory)
+		return MUQSS_ISO_KEY;
 	return muqss_key(p->muqss.deadline, p->policy == SCHED_IDLE, muqss_idle_suitable(p),
 			 muqss_longest_diff());
 }
@@ -868,6 +876,47 @@ DEFINE_SCHED_CLASS(muqss) = {
 	.update_curr		= update_curr_muqss,
 };
 
+/*
+ * SCHED_ISO's limit, at every tick whatever runs: realtime ticks and those
+ * of an ISO task running as one count against iso_cpu; others, and the
+ * ticks an idle CPU skipped, decay the count. Past the limit a running ISO
+ * task gives up its slice and goes back as a normal one; once the CPU is
+ * below it again, an ISO task running as normal is rescheduled to get its
+ * ISO key back (task_running_tick()).
+ *
+ * Context: scheduler_tick(), @rq locked.
+ */
+void muqss_scheduler_tick(struct rq *rq)
+{
+	struct task_struct *curr = rq_curr_locked(rq);
+	unsigned int iso_cpu = READ_ONCE(sysctl_sched_muqss_iso_cpu);
+	struct muqss_rq *mq = &rq->muqss;
+	unsigned long now = jiffies;
+	bool running_iso;
+
+	lockdep_assert_rq_held(rq);
+	if (READ_ONCE(sched_normal_class) != &muqss_sched_class)
+		return;
+	if (now - mq->iso_jiffies > 1)
+		muqss_iso_other_ticks(&mq->iso_ticks, &mq->iso_refractory,
+				      now - mq->iso_jiffies - 1, iso_cpu);
+	mq->iso_jiffies = now;
+	running_iso = muqss_task(curr) && mq->curr_key == MUQSS_ISO_KEY;
+	if (rt_task(curr) || running_iso)
+		muqss_iso_busy_tick(&mq->iso_ticks, &mq->iso_refractory, iso_cpu);
+	else
+		muqss_iso_other_ticks(&mq->iso_ticks, &mq->iso_refractory, 1, iso_cpu);
+
+	if (!muqss_task(curr) || curr->policy != SCHED_ISO)
+		return;
+	if (running_iso && mq->iso_refractory) {
+		curr->muqss.slice = 0;
+		resched_curr(rq);
+	} else if (!running_iso && !mq->iso_refractory) {
+		resched_curr(rq);
+	}
+}
+
 /* MuQSS lines of /proc/<pid>/sched. */
 void muqss_proc_show_task(struct task_struct *p, struct seq_file *m)
 {
@@ -881,11 +930,17 @@ void muqss_proc_show_task(struct task_struct *p, struct seq_file *m)
 	seq_printf(m, "%-45s:%21s\n", "muqss.queued",
 		   (me->flags & MUQSS_F_LISTED) ? "yes" : (me->flags & MUQSS_F_RUNNING) ?
 		   "running" : "no");
+	/* The SCHED_ISO limit of the task's CPU: its use, percent, and state. */
+	seq_printf(m, "%-45s:%21u\n", "muqss.cpu_iso_pct",
+		   READ_ONCE(cpu_rq(task_cpu(p))->muqss.iso_ticks) / MUQSS_ISO_PERIOD);
+	seq_printf(m, "%-45s:%21d\n", "muqss.cpu_iso_refractory",
+		   READ_ONCE(cpu_rq(task_cpu(p))->muqss.iso_refractory));
 }
 
 static int muqss_rr_min = MUQSS_RR_MIN_MS;
 static int muqss_rr_max = MUQSS_RR_MAX_MS;
 static int muqss_yield_type_max = 2;
+static int muqss_iso_cpu_max = 100;
 
 static struct ctl_table muqss_sysctls[] = {
 	{
@@ -914,6 +969,15 @@ static struct ctl_table muqss_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &muqss_yield_type_max,
+	},
+	{
+		.procname	= "sched_muqss_iso_cpu",
+		.data		= &sysctl_sched_muqss_iso_cpu,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &muqss_iso_cpu_max,
 	},
 	{}
 };

@@ -29,6 +29,20 @@
 #define MUQSS_RATIO_BASE	128
 /* Keys of SCHED_IDLE (MuQSS's SCHED_IDLEPRIO) tasks sort after all others. */
 #define MUQSS_IDLE_KEY		(0xFULL << 60)
+/*
+ * Key of every SCHED_ISO task while its CPU is not refractory: before any
+ * deadline, equal among them so they run in turn; 0 means "never
+ * preempted" in the preemption test.
+ */
+#define MUQSS_ISO_KEY		1ULL
+/* iso_cpu: the share of a CPU realtime and ISO tasks may take, percent. */
+#define MUQSS_ISO_CPU_DEFAULT	70
+/* ISO accounting: a window decaying over 5 s, 100 per realtime or ISO tick. */
+#define MUQSS_ISO_PERIOD	(5 * HZ)
+#define MUQSS_ISO_TICK		100
+/* Refractory ends below 115/128 of the limit (MuQSS's hysteresis). */
+#define MUQSS_ISO_HYST_NUM	115
+#define MUQSS_ISO_HYST_DEN	128
 
 /* Locality of one CPU seen from another, as MuQSS grades it. */
 enum muqss_locality {
@@ -66,6 +80,12 @@ struct muqss_rq {
 	unsigned int		nr;
 	/* Skip-list level draws. */
 	u32			seed;
+	/* SCHED_ISO accounting: decaying sum of MUQSS_ISO_TICK per tick. */
+	u32			iso_ticks;
+	/* Over iso_cpu: ISO tasks here are keyed and run as normal ones. */
+	bool			iso_refractory;
+	/* Jiffies of the last accounted tick: an idle CPU skips ticks. */
+	unsigned long		iso_jiffies;
 #ifdef CONFIG_SMP
 	/* Other CPUs of the root domain by locality, and each one's locality. */
 	u16			*order;
@@ -137,6 +157,36 @@ static inline bool muqss_can_preempt(u64 key, bool batch, bool idleprio, u64 cur
 	if (curr_idle)
 		return true;
 	return !batch && key < curr_key;
+}
+
+/*
+ * iso_tick(): a tick that ran a realtime or ISO task. The window decays by
+ * 1/period and gains MUQSS_ISO_TICK, so it settles at period * percent of
+ * ticks so spent; over period * @iso_cpu the CPU turns refractory.
+ */
+static inline void muqss_iso_busy_tick(u32 *ticks, bool *refractory, unsigned int iso_cpu)
+{
+	u64 t = (u64)*ticks * (MUQSS_ISO_PERIOD - 1) / MUQSS_ISO_PERIOD + MUQSS_ISO_TICK;
+
+	if (t > (u64)MUQSS_ISO_PERIOD * iso_cpu)
+		*refractory = true;
+	*ticks = min_t(u64, t, (u64)MUQSS_ISO_PERIOD * 100);
+}
+
+/*
+ * no_iso_tick(): @n ticks of anything else (normal tasks, idle) decay the
+ * window; refractory ends once it is below 115/128 of the limit.
+ */
+static inline void muqss_iso_other_ticks(u32 *ticks, bool *refractory, unsigned long n,
+					 unsigned int iso_cpu)
+{
+	if (n >= MUQSS_ISO_PERIOD)
+		*ticks = 0;
+	else
+		*ticks = (u64)*ticks * (MUQSS_ISO_PERIOD - n) / MUQSS_ISO_PERIOD;
+	if (*refractory && *ticks < MUQSS_ISO_PERIOD *
+				    (iso_cpu * MUQSS_ISO_HYST_NUM / MUQSS_ISO_HYST_DEN))
+		*refractory = false;
 }
 
 /* randomLevel(): the lowest set bit of 7 random ones, halved: 0..3. */

@@ -79,6 +79,113 @@ static void muqss_test_can_preempt(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(idle_key, false, true, 200));
 }
 
+/*
+ * SCHED_ISO keys sort before every deadline. Two ISO tasks do not preempt
+ * each other (MuQSS compares their deadlines; here they share one key and
+ * a woken one waits for the running one's slice), nor one a realtime CPU.
+ */
+static void muqss_test_iso_key(struct kunit *test)
+{
+	u64 longest = 250134528ULL;
+
+	KUNIT_EXPECT_LT(test, MUQSS_ISO_KEY, muqss_key(MUQSS_RESCHED_NS, false, true, longest));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, 200));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, 100 | MUQSS_IDLE_KEY));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, MUQSS_ISO_KEY));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(200, false, false, MUQSS_ISO_KEY));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, 0));
+}
+
+/*
+ * iso_cpu's window over busy ticks from empty: refractory once the count
+ * passes period * iso_cpu (70 %: after ln(1/0.3) = 1.20 periods), never at
+ * 100 %, at the first tick at 0 %; capped below period * 100; it ends
+ * below 115/128 of the limit (from the cap, ln(100/62) = 0.48 periods).
+ */
+static void muqss_test_iso_window(struct kunit *test)
+{
+	static const unsigned int pcts[] = { 0, 70, 100 };
+	unsigned long i, first;
+	unsigned int k;
+
+	for (k = 0; k < ARRAY_SIZE(pcts); k++) {
+		bool refractory = false;
+		u32 ticks = 0;
+
+		first = 0;
+		for (i = 1; i <= 20 * MUQSS_ISO_PERIOD; i++) {
+			muqss_iso_busy_tick(&ticks, &refractory, pcts[k]);
+			KUNIT_ASSERT_LE(test, ticks, MUQSS_ISO_PERIOD * 100);
+			if (refractory && !first)
+				first = i;
+		}
+		KUNIT_EXPECT_GE(test, ticks, MUQSS_ISO_PERIOD * 99);
+		if (pcts[k] == 0) {
+			KUNIT_EXPECT_EQ(test, first, 1UL);
+		} else if (pcts[k] == 100) {
+			KUNIT_EXPECT_EQ(test, first, 0UL);
+			continue;
+		} else {
+			KUNIT_EXPECT_GE(test, first, MUQSS_ISO_PERIOD * 119 / 100);
+			KUNIT_EXPECT_LE(test, first, MUQSS_ISO_PERIOD * 122 / 100);
+		}
+		for (i = 1; i <= 20 * MUQSS_ISO_PERIOD && refractory; i++)
+			muqss_iso_other_ticks(&ticks, &refractory, 1, pcts[k]);
+		if (pcts[k] == 0) {
+			/* Nothing is below 0: ISO tasks run as normal ones for good. */
+			KUNIT_EXPECT_TRUE(test, refractory);
+			continue;
+		}
+		KUNIT_EXPECT_FALSE(test, refractory);
+		KUNIT_EXPECT_GE(test, i, MUQSS_ISO_PERIOD * 46 / 100);
+		KUNIT_EXPECT_LE(test, i, MUQSS_ISO_PERIOD * 49 / 100);
+		KUNIT_EXPECT_LT(test, ticks, MUQSS_ISO_PERIOD * 62);
+	}
+	/* A whole period of skipped ticks empties the window. */
+	{
+		bool refractory = true;
+		u32 ticks = MUQSS_ISO_PERIOD * 90;
+
+		muqss_iso_other_ticks(&ticks, &refractory, MUQSS_ISO_PERIOD, 70);
+		KUNIT_EXPECT_EQ(test, ticks, 0U);
+		KUNIT_EXPECT_FALSE(test, refractory);
+	}
+}
+
+/*
+ * An always-runnable ISO task that runs as one whenever its CPU is not
+ * refractory gets a little under iso_cpu of it in the long run: the
+ * hysteresis lets the count fall to 115/128 of the limit and climb back.
+ */
+static void muqss_test_iso_share(struct kunit *test)
+{
+	static const unsigned int pcts[] = { 30, 50, 70, 90 };
+	unsigned long i, busy, total;
+	unsigned int k;
+
+	for (k = 0; k < ARRAY_SIZE(pcts); k++) {
+		bool refractory = false;
+		u32 ticks = 0;
+
+		busy = total = 0;
+		for (i = 0; i < 40 * MUQSS_ISO_PERIOD; i++) {
+			bool iso = !refractory;
+
+			if (iso)
+				muqss_iso_busy_tick(&ticks, &refractory, pcts[k]);
+			else
+				muqss_iso_other_ticks(&ticks, &refractory, 1, pcts[k]);
+			if (i < 10 * MUQSS_ISO_PERIOD)
+				continue;
+			total++;
+			busy += iso;
+		}
+		KUNIT_EXPECT_LE_MSG(test, busy * 100, total * pcts[k], "iso_cpu %u", pcts[k]);
+		KUNIT_EXPECT_GE_MSG(test, busy * 100, total * (pcts[k] - 6), "iso_cpu %u",
+				    pcts[k]);
+	}
+}
+
 /* randomLevel() over every 7-bit draw: 96, 24, 6 and 2 of 128. */
 static void muqss_test_random_level(struct kunit *test)
 {
@@ -233,6 +340,9 @@ static struct kunit_case muqss_test_cases[] = {
 	KUNIT_CASE(muqss_test_deadline_diff),
 	KUNIT_CASE(muqss_test_keys),
 	KUNIT_CASE(muqss_test_can_preempt),
+	KUNIT_CASE(muqss_test_iso_key),
+	KUNIT_CASE(muqss_test_iso_window),
+	KUNIT_CASE(muqss_test_iso_share),
 	KUNIT_CASE(muqss_test_random_level),
 	KUNIT_CASE(muqss_test_skiplist),
 	KUNIT_CASE(muqss_test_skiplist_fifo),

@@ -8,14 +8,20 @@
 #      give 68:1 and 3.06:1);
 #   c. a task that sleeps keeps its deadline and the rest of its slice;
 #   d. spinners started on one CPU reach the idle CPUs through the pick's
-#      look across queues (no periodic balancer).
+#      look across queues (no periodic balancer);
+#   e. SCHED_ISO (policy 4): unprivileged tasks may take it, an
+#      unprivileged SCHED_FIFO request becomes it (mainline's EPERM under
+#      CFS, where ISO runs as a normal task); realtime ticks count against
+#      iso_cpu too; an ISO spinner starves a normal one at iso_cpu 100,
+#      shares as a normal task at 0, and at 50 takes the share the limit's
+#      window gives (model: 74 %).
 # Usage: muqss_checks.sh
 here=$(cd "$(dirname "$0")" && pwd)
 K=/proc/sys/kernel
 . "$here/tap.sh"
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..23"
 # Keep this shell and its helpers off CPU 1, which part b measures.
 taskset -pc 0 $$ >/dev/null
 field() { sed -n "s/^$2 *: *//p" /proc/$1/sched; }
@@ -29,7 +35,7 @@ other=0
 for d in /proc/[0-9]*; do
 	pol=$(sed -n 's/^policy *: *//p' $d/sched 2>/dev/null)
 	cls=$(sed -n 's/^class *: *//p' $d/sched 2>/dev/null)
-	[ "$pol" = 0 ] || [ "$pol" = 3 ] || [ "$pol" = 5 ] || continue
+	case "$pol" in 0 | 3 | 4 | 5) ;; *) continue ;; esac
 	[ "$cls" = muqss ] || other=$((other + 1))
 done
 check "$other" 0 "every normal task is on muqss"
@@ -38,6 +44,7 @@ check "$(field self muqss.ratio) $(field self muqss.queued)" "836 running" \
 for v in 0 1001 abc; do rejects $K/sched_muqss_rr_interval_ms $v; done
 rejects $K/sched_muqss_interactive 2
 rejects $K/sched_muqss_yield_type 3
+for v in -1 101 abc; do rejects $K/sched_muqss_iso_cpu $v; done
 
 # b. nice 0 against nice N on CPU 1 for 6 s. A slice ends with a new
 # deadline now + prio_ratio * rr, so the nice 0 spinner runs slices until
@@ -135,5 +142,83 @@ if [ $i -lt 20 ]; then
 else
 	not_ok "four spinners from CPU 1 on four CPUs within 5 s: $on"
 fi
+
+# e. SCHED_ISO.
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+# Run a command as SCHED_ISO (no chrt option for policy 4).
+ISO_EXEC='import os, sys
+os.sched_setscheduler(0, 4, os.sched_param(0))
+os.execvp(sys.argv[1], sys.argv[1:])'
+check "$(python3 -c 'import os; print(os.sched_get_priority_min(4), os.sched_get_priority_max(4))')" \
+	"0 0" "SCHED_ISO's priority range is 0..0"
+check "$($NOBODY python3 -c "$ISO_EXEC" sh -c 'cut -d" " -f40,41 /proc/self/stat' 2>&1)" "0 4" \
+	"an unprivileged task may take SCHED_ISO"
+check "$($NOBODY chrt -f 10 sh -c 'cut -d" " -f40,41 /proc/self/stat' 2>&1)" "0 4" \
+	"an unprivileged SCHED_FIFO request becomes SCHED_ISO"
+echo cfs >$K/sched_class
+fifo=$($NOBODY chrt -f 10 true 2>/dev/null && echo allowed || echo refused)
+iso=$($NOBODY python3 -c "$ISO_EXEC" sh -c 'cut -d" " -f41 /proc/self/stat; sed -n "s/^class *: *//p" /proc/self/sched' 2>&1 | tr '\n' ' ')
+echo muqss >$K/sched_class
+check "$fifo $iso$(cat $K/sched_class)" "refused 4 cfs muqss" \
+	"under CFS: unprivileged SCHED_FIFO refused, SCHED_ISO runs on cfs"
+
+# 2 s of a SCHED_FIFO spinner on CPU 1 fill about a third of its window
+# (1 - e^(-2/5), less RT throttling's 5 %), read through a sleeper there.
+taskset -c 1 sleep 60 &
+sl=$!
+chrt -f 50 taskset -c 1 sh -c 'while :; do :; done' &
+rt=$!
+sleep 2
+pct=$(field $sl muqss.cpu_iso_pct)
+kill $rt $sl
+wait $rt $sl 2>/dev/null
+if [ "${pct:-0}" -ge 20 ] && [ "$pct" -le 45 ]; then
+	ok "2 s of SCHED_FIFO count $pct % against iso_cpu (model 31 %)"
+else
+	not_ok "2 s of SCHED_FIFO count ${pct:-none} % against iso_cpu (want 20-45, model 31 %)"
+fi
+
+# iso_pair PCT WARM SECS: an ISO and a normal spinner on CPU 1 with
+# iso_cpu at PCT; prints their run times in ms over SECS s after WARM s,
+# and the CPU's ISO use (percent of the window) at the end.
+iso_pair() {
+	echo "$1" >$K/sched_muqss_iso_cpu
+	taskset -c 1 python3 -c "$ISO_EXEC" sh -c 'while :; do :; done' &
+	_i=$!
+	taskset -c 1 sh -c 'while :; do :; done' &
+	_n=$!
+	sleep "$2"
+	_i0=$(runtime $_i)
+	_n0=$(runtime $_n)
+	sleep "$3"
+	_ti=$(($(runtime $_i) - _i0))
+	_tn=$(($(runtime $_n) - _n0))
+	_pct=$(field $_i muqss.cpu_iso_pct)
+	_pol=$(field $_i policy)
+	kill $_i $_n
+	wait $_i $_n 2>/dev/null
+	echo "# iso_cpu $1: ISO (policy $_pol) $_ti ms, normal $_tn ms, CPU ISO use $_pct %" >&2
+	echo "$_ti $_tn $_pct"
+}
+set -- $(iso_pair 100 1 3)
+if [ $(($2 * 50)) -le "$1" ] && [ "$3" -ge 30 ]; then
+	ok "iso_cpu 100: an ISO spinner keeps a normal one off its CPU ($1 : $2 ms)"
+else
+	not_ok "iso_cpu 100: an ISO spinner keeps a normal one off its CPU ($1 : $2 ms, ISO use $3 %)"
+fi
+set -- $(iso_pair 0 1 3)
+if [ $(($1 * 100)) -ge $(($2 * 60)) ] && [ $(($1 * 100)) -le $(($2 * 160)) ]; then
+	ok "iso_cpu 0: an ISO spinner shares as a normal one ($1 : $2 ms)"
+else
+	not_ok "iso_cpu 0: an ISO spinner shares as a normal one ($1 : $2 ms, want 0.6-1.6)"
+fi
+set -- $(iso_pair 50 4 6)
+share=$(($1 * 100 / ($1 + $2 > 0 ? $1 + $2 : 1)))
+if [ $share -ge 62 ] && [ $share -le 86 ]; then
+	ok "iso_cpu 50: the ISO spinner takes $share % (model 74 %)"
+else
+	not_ok "iso_cpu 50: the ISO spinner takes $share % (want 62-86, model 74 %; $1 : $2 ms)"
+fi
+echo 70 >$K/sched_muqss_iso_cpu
 
 tap_done
