@@ -248,8 +248,18 @@ static void yield_task_muqss(struct rq *rq)
 {
 	struct task_struct *curr = rq_curr_locked(rq);
 
-	if (READ_ONCE(sysctl_sched_muqss_yield_type) == 2)
+	if (READ_ONCE(sysctl_sched_muqss_yield_type) == 2) {
 		muqss_new_deadline(rq, curr);
+		WRITE_ONCE(rq->muqss.curr_deadline, curr->muqss.deadline);
+	}
+}
+
+/* May @p, with key @key, preempt what @cpu runs? Unlocked reads. */
+static bool muqss_preempts(struct task_struct *p, u64 key, u64 curr_key, int cpu)
+{
+	return muqss_can_preempt_dl(key, p->muqss.deadline, p->policy == SCHED_BATCH,
+				    p->policy == SCHED_IDLE, curr_key,
+				    READ_ONCE(cpu_rq(cpu)->muqss.curr_deadline));
 }
 
 static void check_preempt_curr_muqss(struct rq *rq, struct task_struct *p, int flags)
@@ -258,8 +268,7 @@ static void check_preempt_curr_muqss(struct rq *rq, struct task_struct *p, int f
 
 	if (!muqss_task(curr))
 		return;
-	if (muqss_can_preempt(muqss_task_key(p), p->policy == SCHED_BATCH,
-			      p->policy == SCHED_IDLE, rq->muqss.curr_key))
+	if (muqss_preempts(p, muqss_task_key(p), rq->muqss.curr_key, cpu_of(rq)))
 		resched_curr(rq);
 }
 
@@ -273,6 +282,7 @@ static void set_next_task_muqss(struct rq *rq, struct task_struct *p, bool first
 	if (first)
 		p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
 	WRITE_ONCE(rq->muqss.curr_key, muqss_task_key(p));
+	WRITE_ONCE(rq->muqss.curr_deadline, me->deadline);
 	muqss_mark_idle(rq, false);
 	muqss_hrtick_start(rq, p);
 	if (rq_curr_locked(rq)->sched_class != &muqss_sched_class)
@@ -395,6 +405,7 @@ static void prio_changed_muqss(struct rq *rq, struct task_struct *p, int oldprio
 		return;
 	if (task_current(rq, p)) {
 		WRITE_ONCE(rq->muqss.curr_key, muqss_task_key(p));
+		WRITE_ONCE(rq->muqss.curr_deadline, p->muqss.deadline);
 		if (p->prio > oldprio || READ_ONCE(rq->muqss.best_key) < rq->muqss.curr_key)
 			resched_curr(rq);
 	} else {
@@ -600,7 +611,7 @@ static void muqss_kick_cpu(int cpu)
 static void muqss_try_preempt(struct rq *rq, struct task_struct *p)
 {
 	u64 key = muqss_task_key(p);
-	bool batch = p->policy == SCHED_BATCH, idleprio = p->policy == SCHED_IDLE;
+	bool idleprio = p->policy == SCHED_IDLE;
 	bool interactive = READ_ONCE(sysctl_sched_muqss_interactive);
 	int cpu, i, best;
 
@@ -609,7 +620,7 @@ static void muqss_try_preempt(struct rq *rq, struct task_struct *p)
 		return;
 	rcu_read_lock();
 	/* Idle, or running a later deadline: check_preempt_curr() rescheduled it. */
-	if (muqss_can_preempt(key, batch, idleprio, muqss_cpu_key(cpu_of(rq))))
+	if (muqss_preempts(p, key, muqss_cpu_key(cpu_of(rq)), cpu_of(rq)))
 		goto out;
 	best = muqss_best_idle(p, cpu_of(rq));
 	if (best >= 0 && best != cpu_of(rq)) {
@@ -624,7 +635,7 @@ static void muqss_try_preempt(struct rq *rq, struct task_struct *p)
 			continue;
 		if (!interactive && READ_ONCE(cpu_rq(cpu)->nr_running) >= rq->nr_running)
 			continue;
-		if (muqss_can_preempt(key, batch, idleprio, muqss_cpu_key(cpu))) {
+		if (muqss_preempts(p, key, muqss_cpu_key(cpu), cpu)) {
 			muqss_kick_cpu(cpu);
 			break;
 		}

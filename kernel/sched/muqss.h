@@ -76,6 +76,8 @@ struct muqss_rq {
 	u64			best_key;
 	/* Key of the running MuQSS task, U64_MAX when this CPU idles. */
 	u64			curr_key;
+	/* Its deadline, for the preemption test between two ISO tasks. */
+	u64			curr_deadline;
 	/* MuQSS tasks here, the running one included. */
 	unsigned int		nr;
 	/* Skip-list level draws. */
@@ -157,6 +159,18 @@ static inline bool muqss_can_preempt(u64 key, bool batch, bool idleprio, u64 cur
 	if (curr_idle)
 		return true;
 	return !batch && key < curr_key;
+}
+
+/*
+ * can_preempt() as MuQSS decides between two ISO tasks, which share one
+ * key: like two tasks of one priority, by the strictly earlier deadline.
+ */
+static inline bool muqss_can_preempt_dl(u64 key, u64 deadline, bool batch, bool idleprio,
+					u64 curr_key, u64 curr_deadline)
+{
+	if (key == MUQSS_ISO_KEY && curr_key == MUQSS_ISO_KEY)
+		return deadline < curr_deadline;
+	return muqss_can_preempt(key, batch, idleprio, curr_key);
 }
 
 /*

@@ -80,9 +80,9 @@ static void muqss_test_can_preempt(struct kunit *test)
 }
 
 /*
- * SCHED_ISO keys sort before every deadline. Two ISO tasks do not preempt
- * each other (MuQSS compares their deadlines; here they share one key and
- * a woken one waits for the running one's slice), nor one a realtime CPU.
+ * SCHED_ISO keys sort before every deadline. Between two ISO tasks, which
+ * share the key, the strictly earlier deadline preempts, as between two
+ * tasks of one priority in MuQSS; an ISO task never takes a realtime CPU.
  */
 static void muqss_test_iso_key(struct kunit *test)
 {
@@ -90,10 +90,19 @@ static void muqss_test_iso_key(struct kunit *test)
 
 	KUNIT_EXPECT_LT(test, MUQSS_ISO_KEY, muqss_key(MUQSS_RESCHED_NS, false, true, longest));
 	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, 200));
-	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, 100 | MUQSS_IDLE_KEY));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, MUQSS_ISO_KEY));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false,
+						  100 | MUQSS_IDLE_KEY));
 	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(200, false, false, MUQSS_ISO_KEY));
 	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, 0));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt_dl(MUQSS_ISO_KEY, 500, false, false,
+						     MUQSS_ISO_KEY, 600));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt_dl(MUQSS_ISO_KEY, 600, false, false,
+						      MUQSS_ISO_KEY, 600));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt_dl(MUQSS_ISO_KEY, 700, false, false,
+						      MUQSS_ISO_KEY, 600));
+	/* Otherwise the keys decide, whatever the deadlines. */
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt_dl(MUQSS_ISO_KEY, 900, false, false, 800, 100));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt_dl(800, 100, false, false, MUQSS_ISO_KEY, 900));
 }
 
 /*
@@ -167,7 +176,8 @@ static void muqss_test_iso_share(struct kunit *test)
 		bool refractory = false;
 		u32 ticks = 0;
 
-		busy = total = 0;
+		busy = 0;
+		total = 0;
 		for (i = 0; i < 40 * MUQSS_ISO_PERIOD; i++) {
 			bool iso = !refractory;
 

@@ -11,7 +11,8 @@
 #      look across queues (no periodic balancer);
 #   e. SCHED_ISO (policy 4): unprivileged tasks may take it, an
 #      unprivileged SCHED_FIFO request becomes it (mainline's EPERM under
-#      CFS, where ISO runs as a normal task); realtime ticks count against
+#      CFS, where ISO runs as a normal task); reset-on-fork gives a
+#      child SCHED_NORMAL; realtime ticks count against
 #      iso_cpu too; an ISO spinner starves a normal one at iso_cpu 100,
 #      shares as a normal task at 0, and at 50 takes the share the limit's
 #      window gives (model: 74 %).
@@ -21,7 +22,7 @@ K=/proc/sys/kernel
 . "$here/tap.sh"
 
 echo "TAP version 13"
-echo "1..23"
+echo "1..24"
 # Keep this shell and its helpers off CPU 1, which part b measures.
 taskset -pc 0 $$ >/dev/null
 field() { sed -n "s/^$2 *: *//p" /proc/$1/sched; }
@@ -155,6 +156,16 @@ check "$($NOBODY python3 -c "$ISO_EXEC" sh -c 'cut -d" " -f40,41 /proc/self/stat
 	"an unprivileged task may take SCHED_ISO"
 check "$($NOBODY chrt -f 10 sh -c 'cut -d" " -f40,41 /proc/self/stat' 2>&1)" "0 4" \
 	"an unprivileged SCHED_FIFO request becomes SCHED_ISO"
+# With reset-on-fork (0x40000000) a child starts as SCHED_NORMAL, nice kept.
+check "$(nice -n 3 python3 -c 'import os
+os.sched_setscheduler(0, 4 | 0x40000000, os.sched_param(0))
+pid = os.fork()
+if pid == 0:
+    print(os.sched_getscheduler(0), os.nice(0), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+print(os.sched_getscheduler(0) & 0xff)' | tr '\n' ' ')" "0 3 4 " \
+	"a reset-on-fork ISO task's child starts as SCHED_NORMAL, nice kept"
 echo cfs >$K/sched_class
 fifo=$($NOBODY chrt -f 10 true 2>/dev/null && echo allowed || echo refused)
 iso=$($NOBODY python3 -c "$ISO_EXEC" sh -c 'cut -d" " -f41 /proc/self/stat; sed -n "s/^class *: *//p" /proc/self/sched' 2>&1 | tr '\n' ' ')
