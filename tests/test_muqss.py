@@ -10,7 +10,7 @@
   spinner at iso_cpu 100, sharing at 0, the window's 74 % at 50);
 - class_stress.sh: a stress-ng storm and CPU offline/online under load;
 - smt_spread.sh in the shared smt boot (conftest.smt_boot): seed 003's
-  test, two and three spinners one per core.
+  test, two spinners one per core.
 
 KUnit (sched_muqss) covers the deadline arithmetic, keys, the skip list,
 the locality order and iso_cpu's window; test_kunit.py runs it."""
@@ -45,14 +45,15 @@ def test_stress_and_hotplug_lose_no_task(guest):
 
 @muqss
 def test_smt_spread_one_spinner_per_core(smt_part):
-    """Seed 003's test on 4 cores x 2 threads, two and three spinners
-    started back to back: one per core (the wakeup's kick prefers a whole
-    idle core, MuQSS's best_mask_cpu ranks). Four spinners and a spinner
+    """Seed 003's test on 4 cores x 2 threads, two spinners started back
+    to back: one per core (the wakeup's kick prefers a whole idle core,
+    MuQSS's best_mask_cpu ranks). Three and four spinners and a spinner
     moved onto a busy core's sibling are left out: MuQSS has no balancer,
-    and a child that its parent's CPU picks before the kicked idle core
-    looks stays beside a busy sibling until something reschedules it (in
-    CI 14 of 16 samples of four spinners were misplaced, and the moved
-    spinner stayed 801 cs; seed 003 saw BFS double up the same way)."""
+    and a spinner that lands beside a busy sibling stays until something
+    reschedules it. Three spinners stayed doubled up in 3 of 8 runs of
+    one boot (muqss.rst, Tests), four in 14 of 16 samples of a CI run;
+    seed 003 saw BFS double up the same way, and
+    scripts/reproduce smt-spread measures it."""
     assert_tap(smt_part("muqss"), "smt_spread.sh under muqss")
 
 
