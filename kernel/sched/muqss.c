@@ -257,9 +257,9 @@ static void yield_task_muqss(struct rq *rq)
 /* May @p, with key @key, preempt what @cpu runs? Unlocked reads. */
 static bool muqss_preempts(struct task_struct *p, u64 key, u64 curr_key, int cpu)
 {
-	return muqss_can_preempt_dl(key, p->muqss.deadline, p->policy == SCHED_BATCH,
-				    p->policy == SCHED_IDLE, curr_key,
-				    READ_ONCE(cpu_rq(cpu)->muqss.curr_deadline));
+	return muqss_can_preempt(key, p->muqss.deadline, p->policy == SCHED_BATCH,
+				 p->policy == SCHED_IDLE, curr_key,
+				 READ_ONCE(cpu_rq(cpu)->muqss.curr_deadline));
 }
 
 static void check_preempt_curr_muqss(struct rq *rq, struct task_struct *p, int flags)

@@ -143,12 +143,15 @@ static inline bool muqss_key_idleprio(u64 key)
 }
 
 /*
- * can_preempt(): may a woken task with @key take a CPU whose running task
- * has @curr_key (U64_MAX: idle)? Better priority always; at equal
- * priority a strictly earlier deadline, never for SCHED_BATCH; a
- * SCHED_IDLE task never takes a busy CPU.
+ * can_preempt(): may a woken task with @key and @deadline take a CPU whose
+ * running task has @curr_key and @curr_deadline (U64_MAX key: idle)?
+ * Better priority always; at equal priority a strictly earlier deadline,
+ * never for SCHED_BATCH; a SCHED_IDLE task never takes a busy CPU. Keys
+ * are deadlines but for ISO tasks, which share one key, so two of them
+ * compare their deadlines as MuQSS compares two tasks of one priority.
  */
-static inline bool muqss_can_preempt(u64 key, bool batch, bool idleprio, u64 curr_key)
+static inline bool muqss_can_preempt(u64 key, u64 deadline, bool batch, bool idleprio,
+				     u64 curr_key, u64 curr_deadline)
 {
 	bool curr_idle = muqss_key_idleprio(curr_key);
 
@@ -158,19 +161,9 @@ static inline bool muqss_can_preempt(u64 key, bool batch, bool idleprio, u64 cur
 		return false;
 	if (curr_idle)
 		return true;
-	return !batch && key < curr_key;
-}
-
-/*
- * can_preempt() as MuQSS decides between two ISO tasks, which share one
- * key: like two tasks of one priority, by the strictly earlier deadline.
- */
-static inline bool muqss_can_preempt_dl(u64 key, u64 deadline, bool batch, bool idleprio,
-					u64 curr_key, u64 curr_deadline)
-{
 	if (key == MUQSS_ISO_KEY && curr_key == MUQSS_ISO_KEY)
-		return deadline < curr_deadline;
-	return muqss_can_preempt(key, batch, idleprio, curr_key);
+		return !batch && deadline < curr_deadline;
+	return !batch && key < curr_key;
 }
 
 /*

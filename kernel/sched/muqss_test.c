@@ -68,15 +68,16 @@ static void muqss_test_can_preempt(struct kunit *test)
 {
 	u64 idle_key = 100 | MUQSS_IDLE_KEY;
 
-	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(100, false, false, 200));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(200, false, false, 200));	/* strictly */
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(300, false, false, 200));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(100, true, false, 200));	/* batch */
-	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(300, true, false, idle_key));
-	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(100, false, false, U64_MAX));
-	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(idle_key, false, true, U64_MAX));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(idle_key, false, true, idle_key + 1));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(idle_key, false, true, 200));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(100, 0, false, false, 200, 0));
+	/* Strictly earlier. */
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(200, 0, false, false, 200, 0));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(300, 0, false, false, 200, 0));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(100, 0, true, false, 200, 0));	/* batch */
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(300, 0, true, false, idle_key, 0));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(100, 0, false, false, U64_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(idle_key, 0, false, true, U64_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(idle_key, 0, false, true, idle_key + 1, 0));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(idle_key, 0, false, true, 200, 0));
 }
 
 /*
@@ -86,23 +87,20 @@ static void muqss_test_can_preempt(struct kunit *test)
  */
 static void muqss_test_iso_key(struct kunit *test)
 {
-	u64 longest = 250134528ULL;
+	u64 longest = 250134528ULL, iso = MUQSS_ISO_KEY;
 
 	KUNIT_EXPECT_LT(test, MUQSS_ISO_KEY, muqss_key(MUQSS_RESCHED_NS, false, true, longest));
-	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, 200));
-	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false,
-						  100 | MUQSS_IDLE_KEY));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(200, false, false, MUQSS_ISO_KEY));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(MUQSS_ISO_KEY, false, false, 0));
-	KUNIT_EXPECT_TRUE(test, muqss_can_preempt_dl(MUQSS_ISO_KEY, 500, false, false,
-						     MUQSS_ISO_KEY, 600));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt_dl(MUQSS_ISO_KEY, 600, false, false,
-						      MUQSS_ISO_KEY, 600));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt_dl(MUQSS_ISO_KEY, 700, false, false,
-						      MUQSS_ISO_KEY, 600));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, 0, false, false, 200, 0));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, 0, false, false,
+						  100 | MUQSS_IDLE_KEY, 0));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(200, 0, false, false, MUQSS_ISO_KEY, 0));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(MUQSS_ISO_KEY, 0, false, false, 0, 0));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(iso, 500, false, false, iso, 600));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(iso, 600, false, false, iso, 600));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(iso, 700, false, false, iso, 600));
 	/* Otherwise the keys decide, whatever the deadlines. */
-	KUNIT_EXPECT_TRUE(test, muqss_can_preempt_dl(MUQSS_ISO_KEY, 900, false, false, 800, 100));
-	KUNIT_EXPECT_FALSE(test, muqss_can_preempt_dl(800, 100, false, false, MUQSS_ISO_KEY, 900));
+	KUNIT_EXPECT_TRUE(test, muqss_can_preempt(MUQSS_ISO_KEY, 900, false, false, 800, 100));
+	KUNIT_EXPECT_FALSE(test, muqss_can_preempt(800, 100, false, false, MUQSS_ISO_KEY, 900));
 }
 
 /*

@@ -52,30 +52,42 @@ for v in -1 101 abc; do rejects $K/sched_muqss_iso_cpu $v; done
 # its deadline passes the other's: (offset N - offset 0) / slice of its
 # slices for each one of the other's. nice 5: 24.97 ms / 6.29 ms, 4 : 1
 # (CFS's weights 1024 : 335, 3.06 : 1); nice 19: 34 : 1 (CFS 68 : 1).
-# share NICE: prints 100 x (run time at nice 0) / (run time at NICE).
-share() {
-	taskset -c 1 sh -c 'while :; do :; done' &
+# Spinners on CPU 1, each started by a function that ends in exec.
+spin_normal() { exec taskset -c 1 sh -c 'while :; do :; done'; }
+spin_nice() { exec taskset -c 1 nice -n "$spin_nice" sh -c 'while :; do :; done'; }
+# spin_pair WARM SECS A B: spinners started by A and B; after WARM s, their
+# run times in ms over SECS s in _ta and _tb; they run on as _a and _b.
+spin_pair() {
+	$3 &
 	_a=$!
-	taskset -c 1 nice -n "$1" sh -c 'while :; do :; done' &
+	$4 &
 	_b=$!
-	sleep 1
+	sleep "$1"
 	_a0=$(runtime $_a)
 	_b0=$(runtime $_b)
-	sleep 5
+	sleep "$2"
 	_ta=$(($(runtime $_a) - _a0))
 	_tb=$(($(runtime $_b) - _b0))
+}
+stop_pair() {
 	kill $_a $_b
 	wait $_a $_b 2>/dev/null
-	echo "# nice 0: $_ta ms, nice $1: $_tb ms" >&2
-	echo $((_ta * 100 / (_tb > 0 ? _tb : 1)))
 }
-ratio=$(share 19)
+# share NICE: ratio = 100 x (run time at nice 0) / (run time at NICE).
+share() {
+	spin_nice=$1
+	spin_pair 1 5 spin_normal spin_nice
+	stop_pair
+	echo "# nice 0: $_ta ms, nice $1: $_tb ms"
+	ratio=$((_ta * 100 / (_tb > 0 ? _tb : 1)))
+}
+share 19
 if [ "$ratio" -ge 2200 ] && [ "$ratio" -le 5000 ]; then
 	ok "nice 0 : nice 19 = $((ratio / 100)) : 1 (MuQSS 34, CFS 68)"
 else
 	not_ok "nice 0 : nice 19 = $((ratio / 100)) : 1 (want 22-50; MuQSS 34, CFS 68)"
 fi
-ratio=$(share 5)
+share 5
 if [ "$ratio" -ge 360 ] && [ "$ratio" -le 440 ]; then
 	ok "nice 0 : nice 5 = $ratio : 100 (MuQSS 400, CFS 306)"
 else
@@ -189,41 +201,34 @@ else
 	not_ok "2 s of SCHED_FIFO count ${pct:-none} % against iso_cpu (want 20-45, model 31 %)"
 fi
 
-# iso_pair PCT WARM SECS: an ISO and a normal spinner on CPU 1 with
-# iso_cpu at PCT; prints their run times in ms over SECS s after WARM s,
-# and the CPU's ISO use (percent of the window) at the end.
+# iso_pair PCT WARM SECS: an ISO (_a) and a normal spinner (_b) on CPU 1
+# with iso_cpu at PCT, measured as spin_pair does; _pct is the CPU's ISO
+# use (percent of the window) at the end.
+spin_iso() { exec taskset -c 1 python3 -c "$ISO_EXEC" sh -c 'while :; do :; done'; }
 iso_pair() {
 	echo "$1" >$K/sched_muqss_iso_cpu
-	taskset -c 1 python3 -c "$ISO_EXEC" sh -c 'while :; do :; done' &
-	_i=$!
-	taskset -c 1 sh -c 'while :; do :; done' &
-	_n=$!
-	sleep "$2"
-	_i0=$(runtime $_i)
-	_n0=$(runtime $_n)
-	sleep "$3"
-	_ti=$(($(runtime $_i) - _i0))
-	_tn=$(($(runtime $_n) - _n0))
-	_pct=$(field $_i muqss.cpu_iso_pct)
-	_pol=$(field $_i policy)
-	kill $_i $_n
-	wait $_i $_n 2>/dev/null
-	echo "# iso_cpu $1: ISO (policy $_pol) $_ti ms, normal $_tn ms, CPU ISO use $_pct %" >&2
-	echo "$_ti $_tn $_pct"
+	spin_pair "$2" "$3" spin_iso spin_normal
+	_pct=$(field $_a muqss.cpu_iso_pct)
+	_pol=$(field $_a policy)
+	stop_pair
+	echo "# iso_cpu $1: ISO (policy $_pol) $_ta ms, normal $_tb ms, CPU ISO use $_pct %"
 }
-set -- $(iso_pair 100 1 3)
+iso_pair 100 1 3
+set -- "$_ta" "$_tb" "$_pct"
 if [ $(($2 * 50)) -le "$1" ] && [ "$3" -ge 30 ]; then
 	ok "iso_cpu 100: an ISO spinner keeps a normal one off its CPU ($1 : $2 ms)"
 else
 	not_ok "iso_cpu 100: an ISO spinner keeps a normal one off its CPU ($1 : $2 ms, ISO use $3 %)"
 fi
-set -- $(iso_pair 0 1 3)
+iso_pair 0 1 3
+set -- "$_ta" "$_tb"
 if [ $(($1 * 100)) -ge $(($2 * 60)) ] && [ $(($1 * 100)) -le $(($2 * 160)) ]; then
 	ok "iso_cpu 0: an ISO spinner shares as a normal one ($1 : $2 ms)"
 else
 	not_ok "iso_cpu 0: an ISO spinner shares as a normal one ($1 : $2 ms, want 0.6-1.6)"
 fi
-set -- $(iso_pair 50 4 6)
+iso_pair 50 4 6
+set -- "$_ta" "$_tb"
 share=$(($1 * 100 / ($1 + $2 > 0 ? $1 + $2 : 1)))
 if [ $share -ge 62 ] && [ $share -le 86 ]; then
 	ok "iso_cpu 50: the ISO spinner takes $share % (model 74 %)"
