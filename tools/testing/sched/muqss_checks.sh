@@ -22,7 +22,7 @@ K=/proc/sys/kernel
 . "$here/tap.sh"
 
 echo "TAP version 13"
-echo "1..24"
+echo "1..25"
 # Keep this shell and its helpers off CPU 1, which part b measures.
 taskset -pc 0 $$ >/dev/null
 field() { sed -n "s/^$2 *: *//p" /proc/$1/sched; }
@@ -164,6 +164,13 @@ os.sched_setscheduler(0, 4, os.sched_param(0))
 os.execvp(sys.argv[1], sys.argv[1:])'
 check "$(python3 -c 'import os; print(os.sched_get_priority_min(4), os.sched_get_priority_max(4))')" \
 	"0 0" "SCHED_ISO's priority range is 0..0"
+check "$(python3 -c 'import os
+try:
+    os.sched_setscheduler(0, 4, os.sched_param(1))
+    print("accepted")
+except OSError as e:
+    print(e.errno, os.sched_getscheduler(0))')" "22 0" \
+	"SCHED_ISO with priority 1 gets EINVAL and the policy stays"
 check "$($NOBODY python3 -c "$ISO_EXEC" sh -c 'cut -d" " -f40,41 /proc/self/stat' 2>&1)" "0 4" \
 	"an unprivileged task may take SCHED_ISO"
 check "$($NOBODY chrt -f 10 sh -c 'cut -d" " -f40,41 /proc/self/stat' 2>&1)" "0 4" \
