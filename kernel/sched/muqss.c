@@ -35,6 +35,10 @@ static u32 muqss_ratios[NICE_WIDTH] __read_mostly;
 #define MUQSS_F_LISTED	0x02	/* in its CPU's skip list */
 #define MUQSS_F_RUNNING	0x04	/* between set_next_task and put_prev_task */
 
+/* Wake flags task_woken() decides by; they fit the entity's u8. */
+#define MUQSS_WAKE_FLAGS	(WF_TTWU | WF_SYNC | WF_FORK)
+static_assert(MUQSS_WAKE_FLAGS <= U8_MAX);
+
 static inline bool muqss_task(struct task_struct *p)
 {
 	return p->sched_class == &muqss_sched_class;
@@ -132,11 +136,17 @@ static inline struct task_struct *muqss_node_task(struct muqss_sl_node *node)
 	return container_of(node, struct task_struct, muqss.node);
 }
 
+/* A task of a class above this one is runnable here and will be picked. */
+static inline bool muqss_above_runnable(struct rq *rq)
+{
+	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq);
+}
+
 #ifdef CONFIG_SMP
 /* CPUs whose last pick found nothing; confirmed with available_idle_cpu(). */
 static struct cpumask muqss_idle_mask;
 
-static void muqss_kick_idle(struct rq *rq, struct task_struct *p);
+static bool muqss_kick_idle(struct rq *rq, struct task_struct *p);
 
 static inline void muqss_mark_idle(struct rq *rq, bool idle)
 {
@@ -157,7 +167,7 @@ static inline void muqss_update_util(struct rq *rq, int running)
 #else
 static inline void muqss_mark_idle(struct rq *rq, bool idle) { }
 static inline void muqss_update_util(struct rq *rq, int running) { }
-static inline void muqss_kick_idle(struct rq *rq, struct task_struct *p) { }
+static inline bool muqss_kick_idle(struct rq *rq, struct task_struct *p) { return false; }
 #endif
 
 #ifdef CONFIG_SCHED_HRTICK
@@ -234,6 +244,7 @@ static void dequeue_task_muqss(struct rq *rq, struct task_struct *p, int flags)
 		update_curr_muqss(rq);
 	muqss_list_del(rq, p);
 	me->flags &= ~MUQSS_F_ONRQ;
+	me->wake_flags = 0;
 	rq->muqss.nr--;
 	sub_nr_running(rq, 1);
 }
@@ -248,10 +259,36 @@ static void yield_task_muqss(struct rq *rq)
 {
 	struct task_struct *curr = rq_curr_locked(rq);
 
-	if (READ_ONCE(sysctl_sched_muqss_yield_type) == 2) {
-		muqss_new_deadline(rq, curr);
-		WRITE_ONCE(rq->muqss.curr_deadline, curr->muqss.deadline);
-	}
+	if (READ_ONCE(sysctl_sched_muqss_yield_type) != 2)
+		return;
+	/* do_sched_yield() leaves the clock as the last update left it. */
+	update_rq_clock(rq);
+	update_curr_muqss(rq);
+	rq_clock_skip_update(rq);
+	muqss_new_deadline(rq, curr);
+	WRITE_ONCE(rq->muqss.curr_deadline, curr->muqss.deadline);
+}
+
+/*
+ * yield_to(): @p, waiting, takes the yielder's deadline if that is earlier
+ * and the rest of its slice, up to a whole slice; the yielder starts a new
+ * slice and deadline. @p keeps its place in its list, as in MuQSS.
+ *
+ * Context: yield_to(), @rq (the yielder's) and @p's rq locked.
+ */
+static bool yield_to_task_muqss(struct rq *rq, struct task_struct *p)
+{
+	struct task_struct *curr = rq_curr_locked(rq);
+
+	update_rq_clock(rq);
+	update_curr_muqss(rq);
+	rq_clock_skip_update(rq);
+	p->muqss.deadline = min(p->muqss.deadline, curr->muqss.deadline);
+	p->muqss.slice = muqss_yield_to_slice(p->muqss.slice, curr->muqss.slice,
+					      muqss_slice_ns(muqss_rr()));
+	muqss_new_deadline(rq, curr);
+	WRITE_ONCE(rq->muqss.curr_deadline, curr->muqss.deadline);
+	return true;
 }
 
 /* May @p, with key @key, preempt what @cpu runs? Unlocked reads. */
@@ -262,14 +299,28 @@ static bool muqss_preempts(struct task_struct *p, u64 key, u64 curr_key, int cpu
 				 READ_ONCE(cpu_rq(cpu)->muqss.curr_deadline));
 }
 
+#ifdef CONFIG_SMP
+static void muqss_try_preempt(struct rq *rq, struct task_struct *p);
+#else
+static void muqss_try_preempt(struct rq *rq, struct task_struct *p)
+{
+	if (muqss_task(rq_curr_locked(rq)) &&
+	    muqss_preempts(p, muqss_task_key(p), rq->muqss.curr_key, cpu_of(rq)))
+		resched_curr(rq);
+}
+#endif
+
+/*
+ * A wakeup or a fork is decided in task_woken(), as MuQSS's
+ * ttwu_do_wakeup() and wake_up_new_task() decide it; any other arrival
+ * (a move to another CPU, a new priority) tries to preempt, an idle CPU
+ * first, as MuQSS's try_preempt().
+ */
 static void check_preempt_curr_muqss(struct rq *rq, struct task_struct *p, int flags)
 {
-	struct task_struct *curr = rq_curr_locked(rq);
-
-	if (!muqss_task(curr))
-		return;
-	if (muqss_preempts(p, muqss_task_key(p), rq->muqss.curr_key, cpu_of(rq)))
-		resched_curr(rq);
+	p->muqss.wake_flags |= flags & MUQSS_WAKE_FLAGS;
+	if (!p->muqss.wake_flags)
+		muqss_try_preempt(rq, p);
 }
 
 static void set_next_task_muqss(struct rq *rq, struct task_struct *p, bool first)
@@ -338,8 +389,16 @@ static void put_prev_task_muqss(struct rq *rq, struct task_struct *p)
 	me->flags &= ~MUQSS_F_RUNNING;
 	if (me->slice < (s64)MUQSS_RESCHED_NS || p->policy == SCHED_BATCH)
 		muqss_new_deadline(rq, p);
-	if (me->flags & MUQSS_F_ONRQ)
-		muqss_list_add(rq, p);
+	if (!(me->flags & MUQSS_F_ONRQ))
+		return;
+	muqss_list_add(rq, p);
+	/*
+	 * A stop, deadline or realtime task runs next and this class's pick
+	 * does not: offer @p to an idle CPU here, as MuQSS's schedule() does
+	 * whatever it switches to.
+	 */
+	if (muqss_above_runnable(rq))
+		muqss_kick_idle(rq, p);
 }
 
 /*
@@ -504,15 +563,34 @@ static bool muqss_idle_core(int cpu)
 	return true;
 }
 
+/*
+ * cache_idle(): every other CPU sharing @cpu's last-level cache idles.
+ * Without a sched domain @cpu shares it with none. Context: RCU reader.
+ */
+static bool muqss_idle_cache(int cpu)
+{
+	struct sched_domain *sd = rcu_dereference_sched(per_cpu(sd_llc, cpu));
+	int other;
+
+	if (!sd)
+		return true;
+	for_each_cpu(other, sched_domain_span(sd)) {
+		if (other != cpu && !cpumask_test_cpu(other, &muqss_idle_mask))
+			return false;
+	}
+	return true;
+}
+
 static inline u8 muqss_loc(struct rq *rq, int cpu)
 {
 	return cpu == cpu_of(rq) ? MUQSS_LOC_SAME : rq->muqss.loc[cpu];
 }
 
 /*
- * best_mask_cpu(): among idle CPUs @p may use, @prev if it is one, else
- * the lowest rank from @prev (nearest, and a whole idle core before the
- * sibling of a busy one). -1 if none is idle indeed.
+ * best_mask_cpu() of v0.210: among idle CPUs @p may use, @prev if it is
+ * one, else the lowest rank from @prev (nearer, and a cache with nothing
+ * else running), and among equal ranks one whose whole core idles. -1 if
+ * none is idle indeed.
  */
 static int muqss_best_idle(struct task_struct *p, int prev)
 {
@@ -528,8 +606,8 @@ static int muqss_best_idle(struct task_struct *p, int prev)
 
 		if (loc == MUQSS_LOC_NONE || !cpu_active(cpu) || !muqss_idle_cpu(cpu))
 			continue;
-		rank = muqss_idle_rank(loc, !muqss_idle_core(cpu));
-		if (rank < best_rank) {
+		rank = muqss_idle_rank(loc, !muqss_idle_cache(cpu));
+		if (muqss_idle_better(rank, best_rank, muqss_idle_core(cpu))) {
 			best_rank = rank;
 			best = cpu;
 		}
@@ -575,6 +653,12 @@ static int select_task_rq_muqss(struct task_struct *p, int prev, int wake_flags)
 {
 	int cpu;
 
+	/*
+	 * Kept for task_woken(): a wakeup queued on a remote CPU reaches
+	 * check_preempt_curr() without its flags.
+	 */
+	if (wake_flags & (WF_TTWU | WF_FORK))
+		p->muqss.wake_flags = wake_flags & MUQSS_WAKE_FLAGS;
 	if (wake_flags & (WF_EXEC | WF_FORK))
 		return prev;
 	rcu_read_lock();
@@ -600,40 +684,38 @@ static void muqss_kick_cpu(int cpu)
 }
 
 /*
- * try_preempt(): after @p was queued on @rq, nothing more if @p may
- * preempt what @rq's CPU runs (check_preempt_curr() rescheduled it); else
- * the best idle CPU @p may use, else the first CPU in @rq's locality order
- * running a task @p may preempt, is told to reschedule, and its pick's
- * look takes @p. With interactive off, only CPUs less busy than @rq.
+ * try_preempt(): after @p was woken on @rq, the best idle CPU @p may use
+ * is told to take it; else @p preempts what @rq's CPU runs if it may, else
+ * the first CPU in @rq's locality order running a task @p may preempt
+ * is told to reschedule, and its pick's look takes @p. With interactive
+ * off, only CPUs busier than @rq.
  *
- * Context: @rq locked (task_woken, or wake_up_new_task).
+ * Context: @rq locked (task_woken).
  */
 static void muqss_try_preempt(struct rq *rq, struct task_struct *p)
 {
 	u64 key = muqss_task_key(p);
-	bool idleprio = p->policy == SCHED_IDLE;
 	bool interactive = READ_ONCE(sysctl_sched_muqss_interactive);
-	int cpu, i, best;
+	int cpu, i;
 
 	lockdep_assert_rq_held(rq);
 	if (!task_on_rq_queued(p) || task_current(rq, p))
 		return;
+	if (muqss_kick_idle(rq, p) || p->policy == SCHED_IDLE)
+		return;
 	rcu_read_lock();
-	/* Idle, or running a later deadline: check_preempt_curr() rescheduled it. */
-	if (muqss_preempts(p, key, muqss_cpu_key(cpu_of(rq)), cpu_of(rq)))
-		goto out;
-	best = muqss_best_idle(p, cpu_of(rq));
-	if (best >= 0 && best != cpu_of(rq)) {
-		muqss_kick_cpu(best);
+	if (muqss_preempts(p, key, muqss_cpu_key(cpu_of(rq)), cpu_of(rq))) {
+		resched_curr(rq);
 		goto out;
 	}
-	if (idleprio || p->nr_cpus_allowed == 1 || is_migration_disabled(p))
+	if (p->nr_cpus_allowed == 1 || is_migration_disabled(p))
 		goto out;
 	for (i = 0; i < rq->muqss.nr_order; i++) {
 		cpu = rq->muqss.order[i];
 		if (!cpumask_test_cpu(cpu, p->cpus_ptr) || !cpu_active(cpu))
 			continue;
-		if (!interactive && READ_ONCE(cpu_rq(cpu)->nr_running) >= rq->nr_running)
+		if (!muqss_preempt_candidate(interactive, READ_ONCE(cpu_rq(cpu)->nr_running),
+					     rq->nr_running))
 			continue;
 		if (muqss_preempts(p, key, muqss_cpu_key(cpu), cpu)) {
 			muqss_kick_cpu(cpu);
@@ -644,27 +726,50 @@ out:
 	rcu_read_unlock();
 }
 
+/*
+ * ttwu_do_wakeup() and wake_up_new_task() in MuQSS: a sync waker is about
+ * to sleep, so it runs on and only an idle CPU is told; a new task goes to
+ * an idle CPU, else its parent reschedules and the child, queued first
+ * with the parent's deadline, runs first; other wakeups try_preempt().
+ * Without flags (a task bound to one CPU, a task woken before it slept)
+ * check_preempt_curr() tried already.
+ */
 static void task_woken_muqss(struct rq *rq, struct task_struct *p)
 {
-	muqss_try_preempt(rq, p);
+	u8 flags = p->muqss.wake_flags;
+
+	p->muqss.wake_flags = 0;
+	if (flags & WF_FORK) {
+		if (!muqss_kick_idle(rq, p) && rq_curr_locked(rq) == current &&
+		    muqss_task(current))
+			resched_curr(rq);
+	} else if (flags & WF_SYNC) {
+		muqss_kick_idle(rq, p);
+	} else if (flags & WF_TTWU) {
+		muqss_try_preempt(rq, p);
+	}
 }
 
 /*
- * resched_suitable_idle(): @p goes back to waiting on @rq; the nearest
- * idle CPU it may run on is told to take it.
+ * resched_suitable_idle(): @p waits on @rq; the best idle CPU it may run
+ * on is told to take it. @rq's own CPU, when idle, was told by the core.
+ * Returns whether an idle CPU was found.
  */
-static void muqss_kick_idle(struct rq *rq, struct task_struct *p)
+static bool muqss_kick_idle(struct rq *rq, struct task_struct *p)
 {
 	int cpu;
 
-	if (cpumask_empty(&muqss_idle_mask) || p->nr_cpus_allowed == 1 ||
-	    is_migration_disabled(p))
-		return;
+	lockdep_assert_rq_held(rq);
+	if (rq_curr_locked(rq) == rq->idle)
+		return true;
+	if (cpumask_empty(&muqss_idle_mask) || is_migration_disabled(p))
+		return false;
 	rcu_read_lock();
 	cpu = muqss_best_idle(p, cpu_of(rq));
 	if (cpu >= 0 && cpu != cpu_of(rq))
 		muqss_kick_cpu(cpu);
 	rcu_read_unlock();
+	return cpu >= 0;
 }
 
 static bool muqss_may_take(struct rq *src, struct task_struct *p, int cpu)
@@ -777,8 +882,7 @@ static bool muqss_pick_look(struct rq *rq)
  */
 static int balance_muqss(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
 {
-	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq) ||
-		rq->muqss.nr;
+	return muqss_above_runnable(rq) || rq->muqss.nr;
 }
 
 /*
@@ -867,6 +971,7 @@ DEFINE_SCHED_CLASS(muqss) = {
 	.enqueue_task		= enqueue_task_muqss,
 	.dequeue_task		= dequeue_task_muqss,
 	.yield_task		= yield_task_muqss,
+	.yield_to_task		= yield_to_task_muqss,
 	.check_preempt_curr	= check_preempt_curr_muqss,
 	.pick_next_task		= pick_next_task_muqss,
 	.put_prev_task		= put_prev_task_muqss,

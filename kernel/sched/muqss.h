@@ -126,6 +126,15 @@ static inline u64 muqss_slice_ns(unsigned int rr_ms)
 }
 
 /*
+ * yield_to(): the target's slice gains what is left of the yielder's, up
+ * to a whole slice @full.
+ */
+static inline s64 muqss_yield_to_slice(s64 target, s64 yielder, u64 full)
+{
+	return min_t(s64, target + max_t(s64, yielder, 0), full);
+}
+
+/*
  * Skip-list key: the deadline; a SCHED_IDLE task's sorts after every
  * other, unless it may not wait that long (it holds something others
  * need, or is exiting), when it sorts one longest deadline later.
@@ -286,7 +295,12 @@ static inline unsigned int muqss_fill_order(int this, int nr, const u8 *loc, u16
 	return n;
 }
 
-/* best_mask_cpu()'s rank of an idle CPU at @loc; @cache_busy: a sibling runs. */
+/*
+ * best_mask_cpu()'s rank of an idle CPU at @loc from the task's CPU (v0.210);
+ * @cache_busy: a CPU sharing its last-level cache runs something. When the
+ * task's own CPU is busy, every candidate in its cache has @cache_busy,
+ * so its SMT sibling (9) ranks before another core of that cache (10).
+ */
 static inline unsigned int muqss_idle_rank(u8 loc, bool cache_busy)
 {
 	unsigned int rank = 0;
@@ -306,6 +320,23 @@ static inline unsigned int muqss_idle_rank(u8 loc, bool cache_busy)
 	if (cache_busy)
 		rank |= MUQSS_CACHE_BUSY;
 	return rank;
+}
+
+/* Does a candidate of @rank beat @best_rank? Ties go to a whole idle core. */
+static inline bool muqss_idle_better(unsigned int rank, unsigned int best_rank,
+				     bool core_idle)
+{
+	return rank < best_rank || (rank == best_rank && core_idle);
+}
+
+/*
+ * try_preempt() with interactive off looks only at CPUs busier than the
+ * woken task's own; with it on, at every CPU.
+ */
+static inline bool muqss_preempt_candidate(bool interactive, unsigned int nr_other,
+					   unsigned int nr_this)
+{
+	return interactive || nr_other > nr_this;
 }
 
 #endif /* _KERNEL_SCHED_MUQSS_H */

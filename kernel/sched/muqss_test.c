@@ -328,19 +328,57 @@ static void muqss_test_order(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, order[i], want6[i]);
 }
 
-/* best_mask_cpu(): a whole idle core nearby before the sibling of a busy CPU. */
+/*
+ * best_mask_cpu() of v0.210 from a busy CPU: every candidate sharing its
+ * cache is cache-busy, so its own idle SMT sibling (1 | 8) ranks before an
+ * idle core of the same cache (2 | 8); an idle cache elsewhere in the
+ * package (4) comes first. v0.193 ranked the sibling last (muqss.rst).
+ */
 static void muqss_test_idle_rank(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_SAME, true), 0U);
 	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_SMT, true), 9U);
+	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_SMT, false), 1U);
+	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_LLC, true), 10U);
 	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_LLC, false), 2U);
 	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_MC, false), 4U);
 	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_SMP, false), 16U);
 	KUNIT_EXPECT_EQ(test, muqss_idle_rank(MUQSS_LOC_DISTANT, true), 72U);
-	KUNIT_EXPECT_LT(test, muqss_idle_rank(MUQSS_LOC_LLC, false),
-			muqss_idle_rank(MUQSS_LOC_SMT, true));
+	/*
+	 * The task's CPU busy: its sibling, then a core of its cache, unless
+	 * an idle cache of the same package, then another package.
+	 */
+	KUNIT_EXPECT_LT(test, muqss_idle_rank(MUQSS_LOC_SMT, true),
+			muqss_idle_rank(MUQSS_LOC_LLC, true));
+	KUNIT_EXPECT_LT(test, muqss_idle_rank(MUQSS_LOC_MC, false),
+			muqss_idle_rank(MUQSS_LOC_LLC, true));
 	KUNIT_EXPECT_LT(test, muqss_idle_rank(MUQSS_LOC_LLC, true),
 			muqss_idle_rank(MUQSS_LOC_SMP, false));
+	/* Equal ranks: a whole idle core replaces the one found before. */
+	KUNIT_EXPECT_TRUE(test, muqss_idle_better(10, 10, true));
+	KUNIT_EXPECT_FALSE(test, muqss_idle_better(10, 10, false));
+	KUNIT_EXPECT_TRUE(test, muqss_idle_better(9, 10, false));
+	KUNIT_EXPECT_FALSE(test, muqss_idle_better(12, 10, true));
+}
+
+/* yield_to(): the yielder's rest moves to the target, up to a slice. */
+static void muqss_test_yield_to_slice(struct kunit *test)
+{
+	u64 full = muqss_slice_ns(6);
+
+	KUNIT_EXPECT_EQ(test, muqss_yield_to_slice(1000, 2000, full), 3000LL);
+	KUNIT_EXPECT_EQ(test, muqss_yield_to_slice(full - 10, 2000, full), (s64)full);
+	KUNIT_EXPECT_EQ(test, muqss_yield_to_slice(1000, -500, full), 1000LL);
+}
+
+/* try_preempt(): with interactive off, only strictly busier CPUs. */
+static void muqss_test_preempt_candidate(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, muqss_preempt_candidate(true, 0, 3));
+	KUNIT_EXPECT_TRUE(test, muqss_preempt_candidate(true, 5, 3));
+	KUNIT_EXPECT_TRUE(test, muqss_preempt_candidate(false, 4, 3));
+	KUNIT_EXPECT_FALSE(test, muqss_preempt_candidate(false, 3, 3));
+	KUNIT_EXPECT_FALSE(test, muqss_preempt_candidate(false, 1, 3));
 }
 
 static struct kunit_case muqss_test_cases[] = {
@@ -356,6 +394,8 @@ static struct kunit_case muqss_test_cases[] = {
 	KUNIT_CASE(muqss_test_skiplist_fifo),
 	KUNIT_CASE(muqss_test_order),
 	KUNIT_CASE(muqss_test_idle_rank),
+	KUNIT_CASE(muqss_test_preempt_candidate),
+	KUNIT_CASE(muqss_test_yield_to_slice),
 	{}
 };
 

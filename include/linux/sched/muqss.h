@@ -29,6 +29,8 @@ struct sched_muqss_entity {
 	/* The static_prio the deadline was drawn for (a nice change shifts it). */
 	int			deadline_prio;
 	u8			flags;
+	/* WF_TTWU, WF_SYNC, WF_FORK of the wakeup under way, for task_woken(). */
+	u8			wake_flags;
 };
 
 #endif /* _LINUX_SCHED_MUQSS_H */

@@ -15,14 +15,22 @@
 #      child SCHED_NORMAL; realtime ticks count against
 #      iso_cpu too; an ISO spinner starves a normal one at iso_cpu 100,
 #      shares as a normal task at 0, and at 50 takes the share the limit's
-#      window gives (model: 74 %).
+#      window gives (model: 74 %), and two ISO spinners beside a
+#      nice-0 one leave it about a tenth (the cap bounds time run as ISO);
+#   f. a sync wakeup (a pipe write) never preempts the waker: a burst
+#      of pipe messages on one CPU switches per message no more than
+#      under CFS, measured in the same boot;
+#   g. yield_type 2 gives the yielder a new slice and deadline from an
+#      updated clock;
+#   h. a MuQSS task that a realtime task keeps off its CPU is offered to
+#      an idle CPU it may use, as MuQSS does whatever runs next.
 # Usage: muqss_checks.sh
 here=$(cd "$(dirname "$0")" && pwd)
 K=/proc/sys/kernel
 . "$here/tap.sh"
 
 echo "TAP version 13"
-echo "1..25"
+echo "1..30"
 # Keep this shell and its helpers off CPU 1, which part b measures.
 taskset -pc 0 $$ >/dev/null
 field() { sed -n "s/^$2 *: *//p" /proc/$1/sched; }
@@ -243,5 +251,99 @@ else
 	not_ok "iso_cpu 50: the ISO spinner takes $share % (want 62-86, model 74 %; $1 : $2 ms)"
 fi
 echo 70 >$K/sched_muqss_iso_cpu
+
+# The cap bounds the time ISO tasks run as ISO, not what they take: two
+# unprivileged FIFO requests (ISO) beside a root nice-0 spinner on CPU 1
+# run as ISO a little under 70 % of it and then as three normal tasks
+# share the rest, so the nice-0 one gets about a tenth (model 10-12 %).
+spin_iso_user() { exec $NOBODY chrt -f 1 taskset -c 1 sh -c 'while :; do :; done'; }
+spin_iso_user &
+i1=$!
+spin_pair 4 6 spin_iso_user spin_normal
+kill $i1
+stop_pair
+share=$((_tb * 100 / (_ta + _tb > 0 ? _ta * 2 + _tb : 1)))
+echo "# two ISO (one measured: $_ta ms) and a nice-0 spinner ($_tb ms) at iso_cpu 70"
+if [ $share -ge 5 ] && [ $share -le 18 ]; then
+	ok "beside two ISO spinners a nice-0 one keeps $share % (model 10-12 %)"
+else
+	not_ok "beside two ISO spinners a nice-0 one keeps $share % (want 5-18, model 10-12 %)"
+fi
+
+# f. Sync wakeups. pingpong.py: 200 rounds of 20 one-byte pipe messages
+# between two tasks on CPU 1. MuQSS skips try_preempt() for WF_SYNC, so
+# the writer is switched out involuntarily only when its slice ends, not
+# about once a message as when the wakeup preempts it.
+# pingpong CLASS: run it under CLASS; "messages switches writer reader" in _pp.
+pingpong() {
+	echo "$1" >$K/sched_class
+	_pp=$(python3 "$here/pingpong.py" --cpu 1 --rounds 200 --burst 20 |
+		awk '{ print $2, $4, $6, $8 }')
+	echo "# $1: messages, switches, writer and reader involuntary: $_pp"
+}
+pingpong cfs
+set -- $_pp
+cfs_sw=$2
+pingpong muqss
+set -- $_pp
+if [ "$3" -le $(($1 / 20)) ]; then
+	ok "a sync wakeup does not preempt the waker ($3 involuntary switches in $1 messages)"
+else
+	not_ok "a sync wakeup does not preempt the waker ($3 involuntary switches in $1 messages, want at most $(($1 / 20)))"
+fi
+# At most twice CFS's switches per message, plus 5 in 100.
+if [ "$2" -le $((cfs_sw * 2 + $1 / 20)) ]; then
+	ok "switches per pipe message: muqss $2, cfs $cfs_sw in $1"
+else
+	not_ok "switches per pipe message: muqss $2, cfs $cfs_sw in $1 (want at most twice CFS's + 5 %)"
+fi
+
+# g. yield_type 2: 20000 yields on CPU 1; right after the last one the
+# yielder reads its own slice and deadline. The last yield drew a full
+# slice (6291 us) and a deadline one nice-0 offset (41 091 us) after it,
+# from a clock updated for it (the debug kernel warns on a stale one).
+echo 2 >$K/sched_muqss_yield_type
+set -- $(taskset -c 1 python3 -c 'import os
+for _ in range(20000):
+    os.sched_yield()
+f = dict(map(str.strip, l.split(":", 1)) for l in open("/proc/self/sched") if ":" in l)
+print(f["muqss.slice_us"], f["muqss.deadline_in_us"])')
+echo 1 >$K/sched_muqss_yield_type
+echo "# right after yield_type 2 yields: slice ${1:-?} us, deadline in ${2:-?} us"
+if [ "${1:-0}" -ge 4000 ] && [ "${2:-0}" -ge 30000 ] && [ "${2:-99999}" -le 41100 ]; then
+	ok "yield_type 2 renews the slice and deadline ($1 us left, deadline in $2 us)"
+else
+	not_ok "yield_type 2 renews the slice and deadline (slice ${1:-?} us, want >= 4000; deadline in ${2:-?} us, want 30000-41100)"
+fi
+
+# h. A spinner that may use CPUs 1 and 2, then a SCHED_FIFO spinner,
+# started on CPU 3, moved onto its CPU: MuQSS's pick does not run while
+# the realtime task does, so the put-back offers the waiting spinner to
+# the other, idle CPU at once. Otherwise it waits until another wakeup
+# on that CPU tells an idle one; its wait (schedstat's run delay) tells
+# the two apart. The realtime task has done its exec (file reads, whose
+# wakeups would tell) before it moves, and this shell forks nothing while
+# the spinner waits (a fork here tells an idle CPU too).
+taskset -c 1,2 sh -c 'while :; do :; done' &
+m=$!
+chrt -f 50 taskset -c 3 sh -c 'while :; do :; done' &
+rt=$!
+sleep 0.5
+c=$(cut -d' ' -f39 /proc/$m/stat)
+sleep 1.5 &
+sl=$!
+d0=$(cut -d' ' -f2 /proc/$m/schedstat)
+taskset -pc "$c" $rt >/dev/null
+wait $sl
+d1=$(cut -d' ' -f2 /proc/$m/schedstat)
+now=$(cut -d' ' -f39 /proc/$m/stat)
+kill $rt $m
+wait $rt $m 2>/dev/null
+waited=$(((d1 - d0) / 1000))
+if [ "$now" != "$c" ] && [ $waited -le 20000 ]; then
+	ok "a task a realtime one keeps off CPU $c moves to idle CPU $now after waiting $waited us"
+else
+	not_ok "a task a realtime one keeps off CPU $c moves to the idle CPU (on $now, waited $waited us, want at most 20000)"
+fi
 
 tap_done
