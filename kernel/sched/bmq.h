@@ -67,10 +67,13 @@ static inline unsigned int bmq_level(int prio, int boost)
 	return clamp(level, 0, BMQ_LEVELS - 1);
 }
 
-/* The best boost a policy may reach: only SCHED_NORMAL goes below 0. */
+/*
+ * The best boost a policy may reach: only SCHED_NORMAL goes below 0, and
+ * SCHED_ISO, which runs as SCHED_NORMAL outside MuQSS.
+ */
 static inline int bmq_boost_min(unsigned int policy)
 {
-	return policy == SCHED_NORMAL ? -BMQ_MAX_ADJ : 0;
+	return policy == SCHED_NORMAL || policy == SCHED_ISO ? -BMQ_MAX_ADJ : 0;
 }
 
 static inline int bmq_boosted(int boost, unsigned int policy)

@@ -62,11 +62,15 @@ static void bmq_test_level_grid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bmq_level(NICE(-20), BMQ_MAX_ADJ), bmq_level(NICE(-5), -BMQ_MAX_ADJ));
 }
 
-/* Boost limits: only SCHED_NORMAL goes below 0; +7 caps every policy. */
+/*
+ * Boost limits: only SCHED_NORMAL (and SCHED_ISO, run as normal) goes
+ * below 0; +7 caps every policy.
+ */
 static void bmq_test_boost_limits(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, bmq_boosted(0, SCHED_NORMAL), -1);
 	KUNIT_EXPECT_EQ(test, bmq_boosted(-7, SCHED_NORMAL), -7);
+	KUNIT_EXPECT_EQ(test, bmq_boosted(-6, SCHED_ISO), -7);
 	KUNIT_EXPECT_EQ(test, bmq_boosted(1, SCHED_BATCH), 0);
 	KUNIT_EXPECT_EQ(test, bmq_boosted(0, SCHED_BATCH), 0);
 	KUNIT_EXPECT_EQ(test, bmq_boosted(0, SCHED_IDLE), 0);

@@ -111,7 +111,7 @@ static void muqss_test_iso_key(struct kunit *test)
  */
 static void muqss_test_iso_window(struct kunit *test)
 {
-	static const unsigned int pcts[] = { 0, 70, 100 };
+	static const unsigned int pcts[] = { 0, 1, 70, 100 };
 	unsigned long i, first;
 	unsigned int k;
 
@@ -129,6 +129,9 @@ static void muqss_test_iso_window(struct kunit *test)
 		KUNIT_EXPECT_GE(test, ticks, MUQSS_ISO_PERIOD * 99);
 		if (pcts[k] == 0) {
 			KUNIT_EXPECT_EQ(test, first, 1UL);
+		} else if (pcts[k] == 1) {
+			KUNIT_EXPECT_GE(test, first, 1UL);
+			KUNIT_EXPECT_LE(test, first, MUQSS_ISO_PERIOD / 50);
 		} else if (pcts[k] == 100) {
 			KUNIT_EXPECT_EQ(test, first, 0UL);
 			continue;
@@ -138,8 +141,14 @@ static void muqss_test_iso_window(struct kunit *test)
 		}
 		for (i = 1; i <= 20 * MUQSS_ISO_PERIOD && refractory; i++)
 			muqss_iso_other_ticks(&ticks, &refractory, 1, pcts[k]);
-		if (pcts[k] == 0) {
-			/* Nothing is below 0: ISO tasks run as normal ones for good. */
+		if (pcts[k] <= 1) {
+			/*
+			 * 115/128 of 0 or 1 percent rounds to 0 in MuQSS's integer
+			 * arithmetic and nothing is below 0: ISO tasks run as normal
+			 * ones for good, even after a whole idle period.
+			 */
+			KUNIT_EXPECT_TRUE(test, refractory);
+			muqss_iso_other_ticks(&ticks, &refractory, MUQSS_ISO_PERIOD, pcts[k]);
 			KUNIT_EXPECT_TRUE(test, refractory);
 			continue;
 		}
