@@ -193,6 +193,36 @@ static bool sanity_throttled(struct task_struct *p, int src, int dst)
 #endif
 }
 
+/* Idle, or running nothing but the checker. */
+static bool sanity_cpu_idle(int cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+
+	if (!cpu_active(cpu))
+		return false;
+	if (idle_cpu(cpu))
+		return true;
+	return sanity_is_checker(rcu_access_pointer(rq->curr)) && READ_ONCE(rq->nr_running) == 1 &&
+	       !READ_ONCE(rq->ttwu_pending);
+}
+
+/*
+ * The first CPU of @idle that @p may use, one that idles still if there
+ * is one: @idle was taken a moment before, and a CPU busy for a moment (a
+ * woken kernel thread placed on it) must not hide the others. The caller
+ * checks the CPU again. nr_cpu_ids if @p may use none.
+ */
+static int sanity_idle_target(struct task_struct *p, const struct cpumask *idle)
+{
+	int cpu;
+
+	for_each_cpu_and(cpu, p->cpus_ptr, idle) {
+		if (sanity_cpu_idle(cpu))
+			return cpu;
+	}
+	return cpumask_first_and(p->cpus_ptr, idle);
+}
+
 static bool sanity_movable(struct sanity_walk *w, struct task_struct *p)
 {
 	int cpu;
@@ -200,7 +230,7 @@ static bool sanity_movable(struct sanity_walk *w, struct task_struct *p)
 	if (task_current(w->rq, p) || is_migration_disabled(p) || sanity_is_checker(p))
 		return false;
 
-	cpu = w->target >= 0 ? w->target : cpumask_first_and(p->cpus_ptr, w->idle);
+	cpu = w->target >= 0 ? w->target : sanity_idle_target(p, w->idle);
 	if (cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, p->cpus_ptr) ||
 	    sanity_throttled(p, cpu_of(w->rq), cpu))
 		return false;
@@ -318,19 +348,6 @@ static void sanity_find_waiters(struct sanity_walk *w)
 		if (sanity_movable(w, p) || !--budget)
 			return;
 	}
-}
-
-/* Idle, or running nothing but the checker. */
-static bool sanity_cpu_idle(int cpu)
-{
-	struct rq *rq = cpu_rq(cpu);
-
-	if (!cpu_active(cpu))
-		return false;
-	if (idle_cpu(cpu))
-		return true;
-	return sanity_is_checker(rcu_access_pointer(rq->curr)) && READ_ONCE(rq->nr_running) == 1 &&
-	       !READ_ONCE(rq->ttwu_pending);
 }
 
 /* The live task a waiter record names, or NULL once it exits. Under RCU. */
