@@ -563,7 +563,8 @@ def test_muqss_thesis_adapter_passes_the_frame_task_and_the_lua_tree(tmp_path, m
     assert cmd.endswith(f"class_bench.sh 'cfs ule bmq muqss' 2 1 muqss /progs/uleload '' "
                         f"{tmp_path / 'apps'}")
     assert {r["bench"] for r in outcome.runs} == {
-        "messaging-g20", "make-j1", "make-jN", *(f"frames-{n}" for n in (10, 20, 30, 40, 50))}
+        "messaging-g20", "make-j1", "make-jN", *(f"frames-{n}" for n in (10, 20, 30, 40, 50)),
+        "messaging-switches"}
     assert {r["variant"] for r in outcome.runs} == set(reproduce.CLASSES)
     assert outcome.benches["frames-50"]["compare"] == "difference"
     assert outcome.benches["make-j1"]["compare"] == "ratio" and not outcome.failures
@@ -851,7 +852,7 @@ QUICK_BENCHES = {
     "wakeup": {"hackbench", "pipe", "messaging", "sysbench-threads", "sysbench-mutex"},
     "bmq-thesis": {"messaging-g10", "messaging-g20", "frames-10", "frames-20", "frames-40"},
     "muqss-thesis": {"messaging-g20", "make-j1", "make-jN",
-                     *(f"frames-{n}" for n in (10, 20, 30, 40, 50))},
+                     *(f"frames-{n}" for n in (10, 20, 30, 40, 50)), "messaging-switches"},
     "sysbench-scaling": {f"sysbench-{b} 1x2" for b in ("threads", "mutex")},
     "wasted-cores": {f"{s} {m}" for s in ("group-imbalance", "overload-on-wakeup")
                      for m in ("job", "idle-while-overloaded")},

@@ -1282,7 +1282,9 @@ def bmq_thesis(ctx, topology):
 
 
 MUQSS_THESIS = {"messaging-g20": bench_info("s"), "make-j1": bench_info("s"),
-                "make-jN": bench_info("s")}
+                "make-jN": bench_info("s"),
+                "messaging-switches": bench_info("switches per message", worse="more",
+                                                 better="fewer")}
 MUQSS_THESIS.update({f"frames-{n}": bench_info("% frames missed", "difference",
                                                "more missed", "fewer missed")
                      for n in (10, 20, 30, 40, 50)})
@@ -1302,9 +1304,10 @@ MUQSS_THESIS.update({f"frames-{n}": bench_info("% frames missed", "difference",
 def muqss_thesis(ctx, topology):
     """bench-sched --suite muqss: messaging with 20 groups (loops 100; the
     thesis's 2000 would be --scale 20), make -j1 and -jN of eight Lua
-    objects (the applications experiment's tree), and the 24 fps frame
-    task beside 10 to 50 spinners standing in for rt-app's busy tasks;
-    missed frames compare as a difference in percentage points."""
+    objects (the applications experiment's tree), the 24 fps frame task
+    beside 10 to 50 spinners standing in for rt-app's busy tasks (missed
+    frames compare as a difference in percentage points), and the
+    context switches per message of messaging with 2 groups."""
     return class_bench(ctx, topology, f"muqss-thesis-{topology}", "muqss",
                        0 if ctx.quick else 1, MUQSS_THESIS)
 

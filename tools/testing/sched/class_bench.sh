@@ -34,6 +34,9 @@
 # applications experiment's tree, copied to /tmp untimed), seconds.
 # Interactivity: the frame task above beside 10, 20, 30, 40 and 50
 # spinners (the thesis's rt-app background tasks), % of frames missed.
+# Preemption: context switches per message (/proc/stat) of perf bench
+# sched messaging -p -t -g 2 (loops 100 x SCALE), 800 messages a loop:
+# how often a sync wakeup preempts its waker.
 # SUITE "pick": the cost of a switch with every other CPU idle. perf
 # bench sched pipe pinned to CPU 0 (20000 round trips x SCALE), VALUE
 # microseconds per round trip: each switch's pick runs on CPU 0, so a
@@ -85,8 +88,10 @@ elif [ "$suite" = muqss ]; then
 	objs="lopcodes.o lctype.o linit.o lzio.o lmem.o ldump.o lcorolib.o lfunc.o"
 	[ "$scale" -eq 0 ] && objs="lopcodes.o lctype.o"
 	m20="perf bench sched messaging -p -t -g 20 -l $((ml * 2))"
+	m2="perf bench sched messaging -p -t -g 2 -l $((ml * 2))"
 	mk="make -s -C /tmp/class-bench-make/src CC=gcc CFLAGS='-O0 -DLUA_USE_LINUX' $objs"
 	benches="messaging-g20 make-j1 make-jN frames-10 frames-20 frames-30 frames-40 frames-50"
+	benches="$benches messaging-switches"
 elif [ "$suite" = pick ]; then
 	if [ "$scale" -eq 0 ]; then pl=2000; else pl=$((20000 * scale)); fi
 	pin="taskset -c 0 perf bench sched pipe -l $pl"
@@ -150,12 +155,23 @@ for b in $benches; do
 	sysbench-threads) c=$sbt ;; sysbench-mutex) c=$sbm ;;
 	messaging-g10) c=$m10 ;; messaging-g20) c=$m20 ;;
 	make-j1) c="$mk" ;; make-jN) c="$mk -j$cpus" ;;
+	messaging-switches) c="$m2 (context switches per message)" ;;
 	pipe-cpu0) c="$pin (usecs/op)" ;;
 	frames-*) c="$frames beside $((${b#frames-} / fdiv)) spinners (% missed)" ;;
 	esac
 	echo "bench $b $c"
 done
 echo "cpus $cpus"
+
+# switches_per_message: $m2's context switches (every CPU's, from
+# /proc/stat) per message it sends, 800 per loop (2 groups of 20 senders
+# writing to 20 receivers each); nothing if the tool failed.
+switches_per_message() {
+	_c0=$(sed -n 's/^ctxt //p' /proc/stat)
+	$m2 >/dev/null 2>&1 || return
+	_c1=$(sed -n 's/^ctxt //p' /proc/stat)
+	awk -v d=$((_c1 - _c0)) -v m=$((ml * 2 * 800)) 'BEGIN { printf "%.4f\n", d / m }'
+}
 
 # seconds BENCH: runs it, prints the value it reports (seconds, % missed,
 # or microseconds per round trip).
@@ -171,6 +187,7 @@ seconds() {
 	make-j1) make_seconds 1 ;;
 	pipe-cpu0) $pin 2>&1 | sed -n 's/^ *\([0-9.]*\) usecs\/op.*/\1/p' ;;
 	make-jN) make_seconds "$cpus" ;;
+	messaging-switches) switches_per_message ;;
 	frames-*) frames_missed $((${1#frames-} / fdiv)) ;;
 	esac
 }
