@@ -17,7 +17,10 @@
  *
  * Built as part of build_policy.c.
  */
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/sched/isolation.h>
+#include <linux/stop_machine.h>
 
 /* kernel.sched_muqss_rr_interval_ms */
 static int sysctl_sched_muqss_rr_interval = MUQSS_RR_DEFAULT_MS;
@@ -29,6 +32,8 @@ static int sysctl_sched_muqss_yield_type = 1;
 static int sysctl_sched_muqss_iso_cpu = MUQSS_ISO_CPU_DEFAULT;
 
 static u32 muqss_ratios[NICE_WIDTH] __read_mostly;
+
+DEFINE_STATIC_KEY_FALSE(muqss_share_key);
 
 /* Entity flags. */
 #define MUQSS_F_ONRQ	0x01	/* enqueued in the class */
@@ -99,36 +104,43 @@ static void muqss_sync_nice(struct task_struct *p)
 	me->deadline_prio = p->static_prio;
 }
 
-static inline void muqss_publish(struct muqss_rq *mq)
+/* @q's first key, for other CPUs' unlocked looks. */
+static inline void muqss_publish(struct muqss_rq *q)
 {
-	struct muqss_sl_node *first = muqss_sl_first(&mq->sl);
+	struct muqss_sl_node *first = muqss_sl_first(&q->sl);
 
-	WRITE_ONCE(mq->best_key, first ? first->key : U64_MAX);
+	WRITE_ONCE(q->best_key, first ? first->key : U64_MAX);
+}
+
+/* The queue @rq's CPU lists in: its own, or its share group's. */
+static inline struct muqss_rq *muqss_queue(struct rq *rq)
+{
+	return rq->muqss.share;
 }
 
 static void muqss_list_add(struct rq *rq, struct task_struct *p)
 {
-	struct muqss_rq *mq = &rq->muqss;
+	struct muqss_rq *q = muqss_queue(rq);
 
 	lockdep_assert_rq_held(rq);
 	SCHED_WARN_ON(p->muqss.flags & MUQSS_F_LISTED);
-	mq->seed = mq->seed * 1103515245 + 12345 + (u32)(rq_clock(rq) >> 10);
-	muqss_sl_insert(&mq->sl, &p->muqss.node, muqss_task_key(p),
-			muqss_sl_random_level(mq->seed >> 8));
+	q->seed = q->seed * 1103515245 + 12345 + (u32)(rq_clock(rq) >> 10);
+	muqss_sl_insert(&q->sl, &p->muqss.node, muqss_task_key(p),
+			muqss_sl_random_level(q->seed >> 8));
 	p->muqss.flags |= MUQSS_F_LISTED;
-	muqss_publish(mq);
+	muqss_publish(q);
 }
 
 static void muqss_list_del(struct rq *rq, struct task_struct *p)
 {
-	struct muqss_rq *mq = &rq->muqss;
+	struct muqss_rq *q = muqss_queue(rq);
 
 	lockdep_assert_rq_held(rq);
 	if (!(p->muqss.flags & MUQSS_F_LISTED))
 		return;
-	muqss_sl_delete(&mq->sl, &p->muqss.node);
+	muqss_sl_delete(&q->sl, &p->muqss.node);
 	p->muqss.flags &= ~MUQSS_F_LISTED;
-	muqss_publish(mq);
+	muqss_publish(q);
 }
 
 static inline struct task_struct *muqss_node_task(struct muqss_sl_node *node)
@@ -230,6 +242,7 @@ static void enqueue_task_muqss(struct rq *rq, struct task_struct *p, int flags)
 	if (!(me->flags & MUQSS_F_RUNNING))
 		muqss_list_add(rq, p);
 	rq->muqss.nr++;
+	muqss_queue(rq)->share_nr++;
 	add_nr_running(rq, 1);
 	if (p->in_iowait)
 		cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT);
@@ -246,6 +259,7 @@ static void dequeue_task_muqss(struct rq *rq, struct task_struct *p, int flags)
 	me->flags &= ~MUQSS_F_ONRQ;
 	me->wake_flags = 0;
 	rq->muqss.nr--;
+	muqss_queue(rq)->share_nr--;
 	sub_nr_running(rq, 1);
 }
 
@@ -341,14 +355,26 @@ static void set_next_task_muqss(struct rq *rq, struct task_struct *p, bool first
 }
 
 #ifdef CONFIG_SMP
-static bool muqss_pick_look(struct rq *rq);
+static bool muqss_pick_look(struct rq *rq, u64 best);
+static struct task_struct *muqss_queue_first(struct rq *rq);
+static void muqss_move_task(struct rq *from, struct rq *to, struct task_struct *p);
 #else
-static inline bool muqss_pick_look(struct rq *rq) { return false; }
+static inline bool muqss_pick_look(struct rq *rq, u64 best) { return false; }
+
+static struct task_struct *muqss_queue_first(struct rq *rq)
+{
+	struct muqss_sl_node *first = muqss_sl_first(&rq->muqss.sl);
+
+	return first ? muqss_node_task(first) : NULL;
+}
+
+static inline void muqss_move_task(struct rq *from, struct rq *to, struct task_struct *p) { }
 #endif
 
 /*
- * earliest_deadline_task(): the first of this CPU's list, unless the look
- * across the other CPUs' lists finds an earlier deadline it may run.
+ * earliest_deadline_task(): the first task of this CPU's queue it may run,
+ * unless the look across the other queues finds an earlier deadline. A
+ * task of another CPU sharing the queue moves here.
  *
  * Context: __schedule(), @rq locked and pinned; other rq locks only tried.
  */
@@ -356,17 +382,18 @@ static struct task_struct *pick_next_task_muqss(struct rq *rq)
 {
 	/* rq->curr is still the task being switched out. */
 	struct task_struct *prev = rq_curr_locked(rq), *p;
-	struct muqss_sl_node *first;
 
-	muqss_pick_look(rq);
-	first = muqss_sl_first(&rq->muqss.sl);
-	if (!first) {
+	p = muqss_queue_first(rq);
+	if (muqss_pick_look(rq, p ? p->muqss.node.key : U64_MAX))
+		p = muqss_queue_first(rq);
+	if (!p) {
 		WRITE_ONCE(rq->muqss.curr_key, U64_MAX);
 		muqss_mark_idle(rq, true);
 		muqss_hrtick_cancel(rq);
 		return NULL;
 	}
-	p = muqss_node_task(first);
+	if (task_rq(p) != rq)
+		muqss_move_task(task_rq(p), rq, p);
 	set_next_task_muqss(rq, p, true);
 	/* resched_suitable_idle(): prev waits here; an idle CPU may take it. */
 	if (prev != p && muqss_task(prev) && (prev->muqss.flags & MUQSS_F_LISTED))
@@ -507,6 +534,8 @@ static void muqss_look_ipi(void *info);
 
 void init_muqss_rq(struct muqss_rq *mq)
 {
+	mq->share = mq;
+	mq->lockp = &container_of(mq, struct rq, muqss)->__lock;
 	muqss_sl_init(&mq->sl);
 	mq->best_key = U64_MAX;
 	mq->curr_key = U64_MAX;
@@ -772,27 +801,68 @@ static bool muqss_kick_idle(struct rq *rq, struct task_struct *p)
 	return cpu >= 0;
 }
 
-static bool muqss_may_take(struct rq *src, struct task_struct *p, int cpu)
+/* May @cpu take @p, listed on another CPU's runqueue? */
+static bool muqss_may_take(struct task_struct *p, int cpu)
 {
-	return !(p->muqss.flags & MUQSS_F_RUNNING) && !task_on_cpu(src, p) &&
+	return !(p->muqss.flags & MUQSS_F_RUNNING) && !task_on_cpu(task_rq(p), p) &&
 	       !is_migration_disabled(p) && cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 
 /*
- * The first task on @src's list with a key below @best that @this_rq's
+ * May @rq's CPU run @p from its own queue? Tasks of the CPUs sharing the
+ * queue move to whichever of them picks them, unless it is going down.
+ */
+static bool muqss_runs_here(struct rq *rq, struct task_struct *p)
+{
+	return task_rq(p) == rq || (cpu_active(cpu_of(rq)) && muqss_may_take(p, cpu_of(rq)));
+}
+
+/* The first task in @rq's queue that its CPU may run. Context: @rq locked. */
+static struct task_struct *muqss_queue_first(struct rq *rq)
+{
+	struct muqss_sl_node *node, *head = &muqss_queue(rq)->sl.head;
+	struct task_struct *p;
+
+	lockdep_assert_rq_held(rq);
+	for (node = head->next[0]; node != head; node = node->next[0]) {
+		p = muqss_node_task(node);
+		if (muqss_runs_here(rq, p))
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * Move queued @p from @from to @to, both locked (or one shared lock).
+ * @from was locked by a trylock or through the lock it shares with @to:
+ * its clock flags are the last holder's.
+ */
+static void muqss_move_task(struct rq *from, struct rq *to, struct task_struct *p)
+{
+	lockdep_assert_rq_held(from);
+	lockdep_assert_rq_held(to);
+	double_rq_clock_clear_update(from, from);
+	update_rq_clock(from);
+	deactivate_task(from, p, DEQUEUE_NOCLOCK);
+	set_task_cpu_reason(p, cpu_of(to), SCHED_MIGRATE_IDLE_BALANCE);
+	activate_task(to, p, ENQUEUE_NOCLOCK);
+}
+
+/*
+ * The first task on @src's queue with a key below @best that @this_rq's
  * CPU may run, walking level 0 (interactive) or stopping at the first
  * that it may not run (interactive off), as earliest_deadline_task().
  */
 static struct task_struct *muqss_first_for(struct rq *src, struct rq *this_rq, u64 best,
 					   bool interactive)
 {
-	struct muqss_sl_node *node, *head = &src->muqss.sl.head;
+	struct muqss_sl_node *node, *head = &muqss_queue(src)->sl.head;
 	struct task_struct *p;
 
 	lockdep_assert_rq_held(src);
 	for (node = head->next[0]; node != head && node->key < best; node = node->next[0]) {
 		p = muqss_node_task(node);
-		if (muqss_may_take(src, p, cpu_of(this_rq)))
+		if (muqss_may_take(p, cpu_of(this_rq)))
 			return p;
 		if (!interactive)
 			break;
@@ -802,12 +872,12 @@ static struct task_struct *muqss_first_for(struct rq *src, struct rq *this_rq, u
 
 /*
  * earliest_deadline_task(), the look across queues: @this_rq takes the
- * task with the earliest key among the first tasks of the other CPUs'
- * lists, in its locality order, if it beats @best (what it would run of
- * its own). Unlocked keys skip queues with nothing better; a queue whose
- * lock is taken is skipped, never waited for. With interactive off only
- * busier queues count and the look stops at the node's edge once
- * something was found. Returns whether a task moved here.
+ * task with the earliest key among the first tasks of the other queues,
+ * nearest first, if it beats @best (what it would run of its own queue).
+ * Unlocked keys skip queues with nothing better; a queue whose lock is
+ * taken is skipped, never waited for. With interactive off only busier
+ * queues count and the look stops at the node's edge once something was
+ * found. Returns whether a task moved here.
  *
  * Context: @this_rq locked, IRQs off; other rq locks only tried.
  */
@@ -817,7 +887,7 @@ static bool muqss_look(struct rq *this_rq, u64 best)
 {
 	bool interactive = READ_ONCE(sysctl_sched_muqss_interactive);
 	struct task_struct *p, *found = NULL;
-	struct rq *src, *from = NULL;
+	struct rq *src, *locked = NULL;
 	unsigned int i;
 	int cpu;
 
@@ -829,23 +899,24 @@ static bool muqss_look(struct rq *this_rq, u64 best)
 		WRITE_ONCE(this_rq->muqss.order_stale, false);
 		muqss_build_order(this_rq);
 	}
-	for (i = 0; i < this_rq->muqss.nr_order; i++) {
-		cpu = this_rq->muqss.order[i];
+	for (i = 0; i < this_rq->muqss.nr_look; i++) {
+		cpu = this_rq->muqss.look[i];
 		if (found && !interactive && this_rq->muqss.loc[cpu] > MUQSS_LOC_SMP)
 			break;
 		src = cpu_rq(cpu);
 		sched_ev_seen_cpu(cpu);
-		if (READ_ONCE(src->muqss.best_key) >= best)
+		if (READ_ONCE(muqss_queue(src)->best_key) >= best)
 			continue;
-		if (!interactive && READ_ONCE(src->muqss.nr) <= this_rq->muqss.nr)
+		if (!interactive && READ_ONCE(muqss_queue(src)->share_nr) <=
+		    muqss_queue(this_rq)->share_nr)
 			continue;
 		if (!raw_spin_rq_trylock(src))
 			continue;
 		p = muqss_first_for(src, this_rq, best, interactive);
 		if (p) {
-			if (from)
-				raw_spin_rq_unlock(from);
-			from = src;
+			if (locked)
+				raw_spin_rq_unlock(locked);
+			locked = src;
 			found = p;
 			best = p->muqss.node.key;
 		} else {
@@ -854,24 +925,20 @@ static bool muqss_look(struct rq *this_rq, u64 best)
 	}
 	if (!found)
 		return false;
-	/* Taken by trylock, not rq_lock(): its clock flags are the last holder's. */
-	double_rq_clock_clear_update(from, from);
-	update_rq_clock(from);
-	deactivate_task(from, found, DEQUEUE_NOCLOCK);
-	set_task_cpu_reason(found, cpu_of(this_rq), SCHED_MIGRATE_IDLE_BALANCE);
-	activate_task(this_rq, found, ENQUEUE_NOCLOCK);
-	raw_spin_rq_unlock(from);
+	/* @found's runqueue is @locked's or shares its lock. */
+	muqss_move_task(task_rq(found), this_rq, found);
+	raw_spin_rq_unlock(locked);
 	return true;
 }
 
 /* The look of a pick: only while MuQSS runs the normal tasks. */
-static bool muqss_pick_look(struct rq *rq)
+static bool muqss_pick_look(struct rq *rq, u64 best)
 {
 	bool moved;
 
 	if (READ_ONCE(sched_normal_class) != &muqss_sched_class)
 		return false;
-	moved = muqss_look(rq, READ_ONCE(rq->muqss.best_key));
+	moved = muqss_look(rq, best);
 	sched_ev_search(SCHED_EV_MUQSS_LOOK, cpu_of(rq), moved ? cpu_of(rq) : -1);
 	return moved;
 }
@@ -882,7 +949,7 @@ static bool muqss_pick_look(struct rq *rq)
  */
 static int balance_muqss(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
 {
-	return muqss_above_runnable(rq) || rq->muqss.nr;
+	return muqss_above_runnable(rq) || rq->muqss.nr || muqss_queue(rq)->sl.entries;
 }
 
 /*
@@ -906,38 +973,67 @@ static void muqss_look_ipi(void *info)
 }
 
 /*
+ * How near @cpu is to @this, from the topology; CPUs isolated from sched
+ * domains are near none but themselves.
+ */
+static u8 muqss_locality(int this, int cpu)
+{
+	if (cpu == this)
+		return MUQSS_LOC_SAME;
+	if (!housekeeping_cpu(this, HK_TYPE_DOMAIN) || !housekeeping_cpu(cpu, HK_TYPE_DOMAIN))
+		return MUQSS_LOC_NONE;
+#ifdef CONFIG_SCHED_SMT
+	if (cpumask_test_cpu(cpu, cpu_smt_mask(this)))
+		return MUQSS_LOC_SMT;
+#endif
+	/* The topology's, not the sched domains' view: fixed across rebuilds. */
+#ifdef CONFIG_SCHED_MC
+	if (cpumask_test_cpu(cpu, cpu_coregroup_mask(this)))
+		return MUQSS_LOC_LLC;
+#else
+	if (cpus_share_cache(this, cpu))
+		return MUQSS_LOC_LLC;
+#endif
+	if (topology_physical_package_id(this) == topology_physical_package_id(cpu))
+		return MUQSS_LOC_MC;
+	if (cpu_to_node(this) == cpu_to_node(cpu))
+		return MUQSS_LOC_SMP;
+	return MUQSS_LOC_DISTANT;
+}
+
+/*
  * The locality of every CPU of @rq's root domain from @rq's CPU and the
- * order the look visits them in; CPUs elsewhere or isolated from sched
- * domains, or all of them when @rq's CPU is, are never looked at.
+ * order they are visited in; CPUs elsewhere or isolated from sched
+ * domains are never looked at. The look visits the nearest CPU of each
+ * other queue once (rq_order[] in MuQSS).
  */
 static void muqss_build_order(struct rq *rq)
 {
+	struct muqss_rq *mq = &rq->muqss, *q;
 	int this = cpu_of(rq), cpu;
-	bool isolated = !housekeeping_cpu(this, HK_TYPE_DOMAIN);
-	u8 *loc = rq->muqss.loc;
+	unsigned int i, j;
 
-	if (!loc || !rq->muqss.order)
+	if (!mq->loc || !mq->order || !mq->look)
 		return;
 	for_each_possible_cpu(cpu) {
-		if (cpu == this)
-			loc[cpu] = MUQSS_LOC_SAME;
-		else if (isolated || !cpumask_test_cpu(cpu, rq->rd->span) ||
-			 !housekeeping_cpu(cpu, HK_TYPE_DOMAIN))
-			loc[cpu] = MUQSS_LOC_NONE;
-#ifdef CONFIG_SCHED_SMT
-		else if (cpumask_test_cpu(cpu, cpu_smt_mask(this)))
-			loc[cpu] = MUQSS_LOC_SMT;
-#endif
-		else if (cpus_share_cache(this, cpu))
-			loc[cpu] = MUQSS_LOC_LLC;
-		else if (topology_physical_package_id(this) == topology_physical_package_id(cpu))
-			loc[cpu] = MUQSS_LOC_MC;
-		else if (cpu_to_node(this) == cpu_to_node(cpu))
-			loc[cpu] = MUQSS_LOC_SMP;
+		if (cpu != this && !cpumask_test_cpu(cpu, rq->rd->span))
+			mq->loc[cpu] = MUQSS_LOC_NONE;
 		else
-			loc[cpu] = MUQSS_LOC_DISTANT;
+			mq->loc[cpu] = muqss_locality(this, cpu);
 	}
-	rq->muqss.nr_order = muqss_fill_order(this, nr_cpu_ids, loc, rq->muqss.order);
+	mq->nr_order = muqss_fill_order(this, nr_cpu_ids, mq->loc, mq->order);
+	mq->nr_look = 0;
+	for (i = 0; i < mq->nr_order; i++) {
+		q = muqss_queue(cpu_rq(mq->order[i]));
+		if (q == mq->share)
+			continue;
+		for (j = 0; j < mq->nr_look; j++) {
+			if (muqss_queue(cpu_rq(mq->look[j])) == q)
+				break;
+		}
+		if (j == mq->nr_look)
+			mq->look[mq->nr_look++] = mq->order[i];
+	}
 }
 
 /*
@@ -952,6 +1048,171 @@ static void muqss_orders_stale(struct rq *rq)
 		WRITE_ONCE(cpu_rq(cpu)->muqss.order_stale, true);
 }
 
+/* rqshare= or kernel.sched_muqss_rqshare: the sharing asked for. */
+static int muqss_share_mode = -1;
+/* The sharing in effect: none unless MuQSS runs the normal tasks. */
+static enum muqss_share muqss_share_active = MUQSS_SHARE_NONE;
+/* Serialises the two above and every regrouping. */
+static DEFINE_MUTEX(muqss_share_mutex);
+
+static void muqss_share_workfn(struct work_struct *work);
+static DECLARE_WORK(muqss_share_work, muqss_share_workfn);
+
+static int __init muqss_share_setup(char *str)
+{
+	int mode = muqss_share_parse(str);
+
+	if (mode < 0) {
+		pr_warn("sched: muqss: unknown rqshare=\"%s\" (known: none smt llc mc smp all), keeping %s\n",
+			str, muqss_share_mode < 0 ? CONFIG_SCHED_MUQSS_RQSHARE_DEFAULT :
+			muqss_share_name(muqss_share_mode));
+		return 0;
+	}
+	muqss_share_mode = mode;
+	return 0;
+}
+early_param("rqshare", muqss_share_setup);
+
+/*
+ * @leader[cpu]: the CPU whose queue @cpu is to use under @mode. CPUs that
+ * are offline keep their own. Context: CPU hotplug read-locked.
+ */
+static void muqss_share_plan(enum muqss_share mode, u16 *leader, u8 *loc)
+{
+	int this, cpu;
+
+	for_each_possible_cpu(this) {
+		leader[this] = this;
+		if (mode == MUQSS_SHARE_NONE || !cpu_online(this))
+			continue;
+		for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+			loc[cpu] = cpu_online(cpu) ? muqss_locality(this, cpu) : MUQSS_LOC_NONE;
+		leader[this] = muqss_share_leader(mode, nr_cpu_ids, loc);
+	}
+}
+
+/* Holds the queued tasks while the queues are regrouped. */
+static struct muqss_sl muqss_share_tmp;
+
+/*
+ * Regroup the queues as @data (the plan) says: every queued task is taken
+ * out and listed again, under its key, in the queue its CPU now uses.
+ * Every CPU spins in the stopper with IRQs off and holds no runqueue lock,
+ * so no lock pointer changes under a holder.
+ */
+static int muqss_share_stop(void *data)
+{
+	const u16 *leader = data;
+	struct muqss_sl *tmp = &muqss_share_tmp;
+	struct muqss_sl_node *node;
+	struct muqss_rq *mq, *q;
+	struct rq *rq;
+	int cpu;
+
+	muqss_sl_init(tmp);
+	for_each_possible_cpu(cpu) {
+		mq = &cpu_rq(cpu)->muqss;
+		while ((node = muqss_sl_first(&mq->sl))) {
+			muqss_sl_delete(&mq->sl, node);
+			muqss_sl_insert(tmp, node, node->key, node->level);
+		}
+		mq->share_nr = 0;
+	}
+	for_each_possible_cpu(cpu) {
+		rq = cpu_rq(cpu);
+		WRITE_ONCE(rq->muqss.share, &cpu_rq(leader[cpu])->muqss);
+		WRITE_ONCE(rq->muqss.lockp, &cpu_rq(leader[cpu])->__lock);
+	}
+	while ((node = muqss_sl_first(tmp))) {
+		muqss_sl_delete(tmp, node);
+		q = muqss_queue(task_rq(muqss_node_task(node)));
+		muqss_sl_insert(&q->sl, node, node->key, node->level);
+	}
+	for_each_possible_cpu(cpu) {
+		mq = &cpu_rq(cpu)->muqss;
+		mq->share->share_nr += mq->nr;
+		WRITE_ONCE(mq->order_stale, true);
+	}
+	for_each_possible_cpu(cpu)
+		muqss_publish(&cpu_rq(cpu)->muqss);
+	return 0;
+}
+
+/*
+ * Put @mode in effect: group the online CPUs' queues as the topology
+ * says, unless they are grouped so already. Context: muqss_share_mutex,
+ * may sleep.
+ */
+static void muqss_share_apply(enum muqss_share mode)
+{
+	unsigned int queues = 0, cpus = 0;
+	bool same = true;
+	u16 *leader;
+	u8 *loc;
+	int cpu;
+
+	lockdep_assert_held(&muqss_share_mutex);
+	leader = kcalloc(nr_cpu_ids, sizeof(*leader), GFP_KERNEL);
+	loc = kcalloc(nr_cpu_ids, sizeof(*loc), GFP_KERNEL);
+	if (!leader || !loc) {
+		pr_warn("sched: muqss: no memory to regroup the queues, rqshare stays %s\n",
+			muqss_share_name(muqss_share_active));
+		goto out;
+	}
+	/* Before any lock is shared; never under the hotplug lock. */
+	if (mode != MUQSS_SHARE_NONE)
+		static_branch_enable(&muqss_share_key);
+	cpus_read_lock();
+	muqss_share_plan(mode, leader, loc);
+	for_each_possible_cpu(cpu) {
+		if (muqss_queue(cpu_rq(cpu)) != &cpu_rq(leader[cpu])->muqss)
+			same = false;
+		if (cpu_online(cpu)) {
+			cpus++;
+			queues += leader[cpu] == cpu;
+		}
+	}
+	if (!same)
+		stop_machine_cpuslocked(muqss_share_stop, leader, NULL);
+	cpus_read_unlock();
+	if (mode == MUQSS_SHARE_NONE)
+		static_branch_disable(&muqss_share_key);
+	if (!same || mode != muqss_share_active)
+		pr_info("sched: muqss: rqshare=%s, %u queues for %u CPUs\n",
+			muqss_share_name(mode), queues, cpus);
+	muqss_share_active = mode;
+out:
+	kfree(leader);
+	kfree(loc);
+}
+
+/* Share queues as asked while MuQSS runs the normal tasks, else none. */
+static void muqss_share_update(void)
+{
+	lockdep_assert_held(&muqss_share_mutex);
+	if (READ_ONCE(sched_normal_class) == &muqss_sched_class)
+		muqss_share_apply(muqss_share_mode);
+	else
+		muqss_share_apply(MUQSS_SHARE_NONE);
+}
+
+/* A CPU came online: it joins its group's queue once hotplug is done. */
+static void muqss_share_workfn(struct work_struct *work)
+{
+	mutex_lock(&muqss_share_mutex);
+	if (muqss_share_active != MUQSS_SHARE_NONE)
+		muqss_share_update();
+	mutex_unlock(&muqss_share_mutex);
+}
+
+/* Hotplug thread of the CPU coming online; no runqueue lock held. */
+static int muqss_share_cpu_online(unsigned int cpu)
+{
+	if (READ_ONCE(muqss_share_active) != MUQSS_SHARE_NONE)
+		schedule_work(&muqss_share_work);
+	return 0;
+}
+
 static void rq_online_muqss(struct rq *rq)
 {
 	muqss_orders_stale(rq);
@@ -964,6 +1225,34 @@ static void rq_offline_muqss(struct rq *rq)
 	cpumask_clear_cpu(cpu_of(rq), &muqss_idle_mask);
 	muqss_orders_stale(rq);
 	rq->muqss.nr_order = 0;
+	rq->muqss.nr_look = 0;
+}
+
+/* kernel.sched_muqss_rqshare: reads the mode asked for, writes one. */
+static int muqss_rqshare_handler(struct ctl_table *table, int write, void *buffer,
+				 size_t *lenp, loff_t *ppos)
+{
+	char name[8];
+	struct ctl_table t = { .data = name, .maxlen = sizeof(name) };
+	int mode, ret;
+
+	mutex_lock(&muqss_share_mutex);
+	strscpy(name, muqss_share_name(muqss_share_mode), sizeof(name));
+	ret = proc_dostring(&t, write, buffer, lenp, ppos);
+	if (ret || !write)
+		goto out;
+	mode = muqss_share_parse(name);
+	if (mode < 0) {
+		pr_warn_ratelimited("sched: muqss: unknown rqshare \"%s\" (known: none smt llc mc smp all), keeping %s\n",
+				    name, muqss_share_name(muqss_share_mode));
+		ret = -EINVAL;
+		goto out;
+	}
+	muqss_share_mode = mode;
+	muqss_share_update();
+out:
+	mutex_unlock(&muqss_share_mutex);
+	return ret;
 }
 #endif /* CONFIG_SMP */
 
@@ -1043,6 +1332,12 @@ void muqss_proc_show_task(struct task_struct *p, struct seq_file *m)
 	seq_printf(m, "%-45s:%21lld\n", "muqss.deadline_in_us", div_s64(ahead, NSEC_PER_USEC));
 	seq_printf(m, "%-45s:%21lld\n", "muqss.slice_us", div_s64(me->slice, NSEC_PER_USEC));
 	seq_printf(m, "%-45s:%21u\n", "muqss.ratio", muqss_ratios[p->static_prio - MAX_RT_PRIO]);
+#ifdef CONFIG_SMP
+	/* The CPU whose queue the task's CPU uses (itself unless rqshare). */
+	seq_printf(m, "%-45s:%21d\n", "muqss.queue_cpu",
+		   cpu_of(container_of(READ_ONCE(cpu_rq(task_cpu(p))->muqss.share), struct rq,
+				       muqss)));
+#endif
 	seq_printf(m, "%-45s:%21s\n", "muqss.queued",
 		   (me->flags & MUQSS_F_LISTED) ? "yes" : (me->flags & MUQSS_F_RUNNING) ?
 		   "running" : "no");
@@ -1086,6 +1381,14 @@ static struct ctl_table muqss_sysctls[] = {
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &muqss_yield_type_max,
 	},
+#ifdef CONFIG_SMP
+	{
+		.procname	= "sched_muqss_rqshare",
+		.maxlen		= 8,
+		.mode		= 0644,
+		.proc_handler	= muqss_rqshare_handler,
+	},
+#endif
 	{
 		.procname	= "sched_muqss_iso_cpu",
 		.data		= &sysctl_sched_muqss_iso_cpu,
@@ -1110,12 +1413,15 @@ void muqss_normal_class_changed(void)
 
 	if (sched_normal_class != &muqss_sched_class) {
 		cpumask_clear(&muqss_idle_mask);
-		return;
+	} else {
+		for_each_online_cpu(cpu) {
+			if (!READ_ONCE(cpu_rq(cpu)->muqss.nr))
+				cpumask_set_cpu(cpu, &muqss_idle_mask);
+		}
 	}
-	for_each_online_cpu(cpu) {
-		if (!READ_ONCE(cpu_rq(cpu)->muqss.nr))
-			cpumask_set_cpu(cpu, &muqss_idle_mask);
-	}
+	mutex_lock(&muqss_share_mutex);
+	muqss_share_update();
+	mutex_unlock(&muqss_share_mutex);
 #endif
 }
 
@@ -1129,11 +1435,15 @@ void __init muqss_init(void)
 		struct muqss_rq *mq = &cpu_rq(cpu)->muqss;
 
 		mq->order = kcalloc(nr_cpu_ids, sizeof(*mq->order), GFP_NOWAIT);
+		mq->look = kcalloc(nr_cpu_ids, sizeof(*mq->look), GFP_NOWAIT);
 		mq->loc = kcalloc(nr_cpu_ids, sizeof(*mq->loc), GFP_NOWAIT);
 		/* Without them the CPU runs only what is queued on it. */
-		if (!mq->order || !mq->loc)
+		if (!mq->order || !mq->look || !mq->loc)
 			pr_warn("sched: muqss: no memory for CPU %d's locality order\n", cpu);
 	}
+	if (muqss_share_mode < 0)
+		muqss_share_mode = max(muqss_share_parse(CONFIG_SCHED_MUQSS_RQSHARE_DEFAULT),
+				       (int)MUQSS_SHARE_NONE);
 #endif
 	muqss_fill_ratios(muqss_ratios);
 }
@@ -1141,6 +1451,11 @@ void __init muqss_init(void)
 static int __init muqss_late_init(void)
 {
 	register_sysctl_init("kernel", muqss_sysctls);
+#ifdef CONFIG_SMP
+	if (cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "sched/muqss:online",
+				      muqss_share_cpu_online, NULL) < 0)
+		pr_warn("sched: muqss: no hotplug state; a CPU brought online keeps its own queue\n");
+#endif
 	muqss_normal_class_changed();
 	return 0;
 }

@@ -14,6 +14,8 @@
 #include <linux/sched.h>
 #include <linux/sched/muqss.h>
 #include <linux/smp.h>
+#include <linux/spinlock_types.h>
+#include <linux/string.h>
 #include <linux/types.h>
 
 /* rr_interval, ms: the slice every task gets and the deadlines' scale. */
@@ -63,6 +65,20 @@ enum muqss_locality {
 #define MUQSS_DIFF_CPU		16
 #define MUQSS_DIFF_NODE		64
 
+/*
+ * rqshare: which CPUs share one queue and its lock, MuQSS's choices from
+ * none (a queue per CPU) to all (one queue for the machine).
+ */
+enum muqss_share {
+	MUQSS_SHARE_NONE,
+	MUQSS_SHARE_SMT,	/* SMT siblings */
+	MUQSS_SHARE_LLC,	/* CPUs of one last-level cache */
+	MUQSS_SHARE_MC,		/* CPUs of one package */
+	MUQSS_SHARE_SMP,	/* CPUs of one NUMA node */
+	MUQSS_SHARE_ALL,	/* every CPU not isolated */
+	MUQSS_SHARE_MODES,
+};
+
 struct muqss_sl {
 	struct muqss_sl_node	head;
 	unsigned int		level;		/* highest level in use */
@@ -80,6 +96,16 @@ struct muqss_rq {
 	u64			curr_deadline;
 	/* MuQSS tasks here, the running one included. */
 	unsigned int		nr;
+	/*
+	 * The queue this CPU lists its tasks in and picks from: its own, or
+	 * its share group's leader's under rqshare. Changed only with every
+	 * CPU stopped (muqss_share_stop()), as is @lockp.
+	 */
+	struct muqss_rq		*share;
+	/* The lock of @share's CPU, which rq_lockp() returns while sharing. */
+	raw_spinlock_t		*lockp;
+	/* On a queue's owner: MuQSS tasks of every CPU sharing it. */
+	unsigned int		share_nr;
 	/* Skip-list level draws. */
 	u32			seed;
 	/* SCHED_ISO accounting: decaying sum of MUQSS_ISO_TICK per tick. */
@@ -93,6 +119,9 @@ struct muqss_rq {
 	u16			*order;
 	u8			*loc;
 	unsigned int		nr_order;
+	/* The look's order: the nearest CPU of every other queue. */
+	u16			*look;
+	unsigned int		nr_look;
 	/* The root domain changed: rebuild @order at the next pick. */
 	bool			order_stale;
 	/* Utilisation of MuQSS tasks for schedutil (PELT, like avg_rt). */
@@ -337,6 +366,74 @@ static inline bool muqss_preempt_candidate(bool interactive, unsigned int nr_oth
 					   unsigned int nr_this)
 {
 	return interactive || nr_other > nr_this;
+}
+
+static inline const char *muqss_share_name(enum muqss_share mode)
+{
+	switch (mode) {
+	case MUQSS_SHARE_NONE:
+		return "none";
+	case MUQSS_SHARE_SMT:
+		return "smt";
+	case MUQSS_SHARE_LLC:
+		return "llc";
+	case MUQSS_SHARE_MC:
+		return "mc";
+	case MUQSS_SHARE_SMP:
+		return "smp";
+	case MUQSS_SHARE_ALL:
+		return "all";
+	default:
+		return NULL;
+	}
+}
+
+/* "rqshare=" and kernel.sched_muqss_rqshare: a mode, or -EINVAL. */
+static inline int muqss_share_parse(const char *s)
+{
+	int mode;
+
+	for (mode = 0; mode < MUQSS_SHARE_MODES; mode++) {
+		if (sysfs_streq(s, muqss_share_name(mode)))
+			return mode;
+	}
+	return -EINVAL;
+}
+
+/* Does a CPU at @loc from another share its queue under @mode? */
+static inline bool muqss_share_loc(enum muqss_share mode, u8 loc)
+{
+	switch (mode) {
+	case MUQSS_SHARE_SMT:
+		return loc <= MUQSS_LOC_SMT;
+	case MUQSS_SHARE_LLC:
+		return loc <= MUQSS_LOC_LLC;
+	case MUQSS_SHARE_MC:
+		return loc <= MUQSS_LOC_MC;
+	case MUQSS_SHARE_SMP:
+		return loc <= MUQSS_LOC_SMP;
+	case MUQSS_SHARE_ALL:
+		return loc != MUQSS_LOC_NONE;
+	default:
+		return loc == MUQSS_LOC_SAME;
+	}
+}
+
+/*
+ * The CPU whose queue a CPU uses under @mode: the lowest of the @nr CPUs
+ * it shares with, graded from it by @loc (MUQSS_LOC_NONE for CPUs that
+ * are offline or isolated). The groups are the topology's, so every CPU
+ * of one finds the same leader.
+ */
+static inline int muqss_share_leader(enum muqss_share mode, int nr, const u8 *loc)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < nr; cpu++) {
+		if (muqss_share_loc(mode, loc[cpu]))
+			return cpu;
+	}
+	return -1;
 }
 
 #endif /* _KERNEL_SCHED_MUQSS_H */

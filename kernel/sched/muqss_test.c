@@ -390,6 +390,57 @@ static void muqss_test_preempt_candidate(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, muqss_preempt_candidate(false, 1, 3));
 }
 
+/* rqshare=: exact names only; anything else is refused. */
+static void muqss_test_share_parse(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("none"), (int)MUQSS_SHARE_NONE);
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("smt"), (int)MUQSS_SHARE_SMT);
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("llc"), (int)MUQSS_SHARE_LLC);
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("mc"), (int)MUQSS_SHARE_MC);
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("smp"), (int)MUQSS_SHARE_SMP);
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("all"), (int)MUQSS_SHARE_ALL);
+	/* A sysctl write ends in a newline. */
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("mc\n"), (int)MUQSS_SHARE_MC);
+	/* MuQSS matched prefixes ("smtfoo" was smt); here they are errors. */
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("smtfoo"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("mc_llc"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, muqss_share_parse(""), -EINVAL);
+	KUNIT_EXPECT_EQ(test, muqss_share_parse("MC"), -EINVAL);
+	KUNIT_EXPECT_NULL(test, muqss_share_name(MUQSS_SHARE_MODES));
+}
+
+/*
+ * Share groups on two packages of two cores with two threads each, seen
+ * from CPU 5 (package 1, core 2, sibling 4), CPU 7 isolated (NONE).
+ */
+static void muqss_test_share_leader(struct kunit *test)
+{
+	static const u8 from5[8] = {
+		MUQSS_LOC_DISTANT, MUQSS_LOC_DISTANT, MUQSS_LOC_DISTANT, MUQSS_LOC_DISTANT,
+		MUQSS_LOC_SMT, MUQSS_LOC_SAME, MUQSS_LOC_LLC, MUQSS_LOC_NONE,
+	};
+	static const u8 from3[8] = {
+		MUQSS_LOC_MC, MUQSS_LOC_MC, MUQSS_LOC_SMT, MUQSS_LOC_SAME,
+		MUQSS_LOC_SMP, MUQSS_LOC_SMP, MUQSS_LOC_SMP, MUQSS_LOC_NONE,
+	};
+
+	KUNIT_EXPECT_EQ(test, muqss_share_leader(MUQSS_SHARE_NONE, 8, from5), 5);
+	KUNIT_EXPECT_EQ(test, muqss_share_leader(MUQSS_SHARE_SMT, 8, from5), 4);
+	KUNIT_EXPECT_EQ(test, muqss_share_leader(MUQSS_SHARE_LLC, 8, from5), 4);
+	KUNIT_EXPECT_EQ(test, muqss_share_leader(MUQSS_SHARE_MC, 8, from5), 4);
+	KUNIT_EXPECT_EQ(test, muqss_share_leader(MUQSS_SHARE_SMP, 8, from5), 4);
+	KUNIT_EXPECT_EQ(test, muqss_share_leader(MUQSS_SHARE_ALL, 8, from5), 0);
+	/* A package of two caches (CPU 3's cache is 2-3): llc and mc differ. */
+	KUNIT_EXPECT_EQ(test, muqss_share_leader(MUQSS_SHARE_LLC, 8, from3), 2);
+	KUNIT_EXPECT_EQ(test, muqss_share_leader(MUQSS_SHARE_MC, 8, from3), 0);
+	KUNIT_EXPECT_EQ(test, muqss_share_leader(MUQSS_SHARE_SMP, 8, from3), 0);
+	/* An isolated CPU shares with none, not even under "all". */
+	KUNIT_EXPECT_FALSE(test, muqss_share_loc(MUQSS_SHARE_ALL, MUQSS_LOC_NONE));
+	KUNIT_EXPECT_TRUE(test, muqss_share_loc(MUQSS_SHARE_ALL, MUQSS_LOC_DISTANT));
+	KUNIT_EXPECT_FALSE(test, muqss_share_loc(MUQSS_SHARE_SMP, MUQSS_LOC_DISTANT));
+	KUNIT_EXPECT_FALSE(test, muqss_share_loc(MUQSS_SHARE_SMT, MUQSS_LOC_LLC));
+}
+
 static struct kunit_case muqss_test_cases[] = {
 	KUNIT_CASE(muqss_test_ratios),
 	KUNIT_CASE(muqss_test_deadline_diff),
@@ -405,6 +456,8 @@ static struct kunit_case muqss_test_cases[] = {
 	KUNIT_CASE(muqss_test_idle_rank),
 	KUNIT_CASE(muqss_test_preempt_candidate),
 	KUNIT_CASE(muqss_test_yield_to_slice),
+	KUNIT_CASE(muqss_test_share_parse),
+	KUNIT_CASE(muqss_test_share_leader),
 	{}
 };
 

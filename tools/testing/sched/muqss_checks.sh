@@ -24,14 +24,20 @@
 #   g. yield_type 2 gives the yielder a new slice and deadline from an
 #      updated clock;
 #   h. a MuQSS task that a realtime task keeps off its CPU is offered to
-#      an idle CPU it may use, as MuQSS does whatever runs next.
+#      an idle CPU it may use, as MuQSS does whatever runs next;
+#   i. rqshare: under mc (the Kconfig default) the CPUs of each package
+#      (2x4: 0-3 and 4-7) use one queue, under none each its own, and
+#      kernel.sched_muqss_rqshare regroups them at run time; a CPU
+#      brought online rejoins its group, the CPUs of an offline leader
+#      keep its queue and run on, and a switch to CFS and back ungroups
+#      and regroups them.
 # Usage: muqss_checks.sh
 here=$(cd "$(dirname "$0")" && pwd)
 K=/proc/sys/kernel
 . "$here/tap.sh"
 
 echo "TAP version 13"
-echo "1..31"
+echo "1..45"
 # Keep this shell and its helpers off CPU 1, which part b measures.
 taskset -pc 0 $$ >/dev/null
 field() { sed -n "s/^$2 *: *//p" /proc/$1/sched; }
@@ -394,6 +400,67 @@ if [ "$now" != "$c" ]; then
 	ok "a task a realtime one keeps off CPU $c moves to idle CPU $now after waiting $waited us"
 else
 	not_ok "a task a realtime one keeps off CPU $c moves to the idle CPU (still on $now after 1.5 s, waited $waited us)"
+fi
+
+# i. rqshare. queues: the CPU whose queue each CPU uses, CPUs 0-7.
+queues() {
+	for c in 0 1 2 3 4 5 6 7; do
+		taskset -c $c sed -n 's/^muqss.queue_cpu *: *//p' /proc/self/sched
+	done | tr '\n' ' ' | sed 's/ $//'
+}
+# wait_queues WANT: a CPU brought online regroups from a work item.
+wait_queues() {
+	for _ in $(seq 40); do
+		[ "$(queues)" = "$1" ] && break
+		sleep 0.25
+	done
+}
+MC="0 0 0 0 4 4 4 4"
+check "$(cat $K/sched_muqss_rqshare)" mc "rqshare is mc, MuQSS's Kconfig default"
+check "$(queues)" "$MC" "under mc the CPUs of each package share a queue"
+echo none >$K/sched_muqss_rqshare
+check "$(queues)" "0 1 2 3 4 5 6 7" "under none every CPU has its own queue"
+echo all >$K/sched_muqss_rqshare
+check "$(queues)" "0 0 0 0 0 0 0 0" "under all one queue serves every CPU"
+echo llc >$K/sched_muqss_rqshare
+check "$(queues)" "$MC" "under llc the CPUs of each cache share a queue"
+echo mc >$K/sched_muqss_rqshare
+for v in bogus mc_llc MC; do rejects $K/sched_muqss_rqshare $v; done
+# Spinners on CPUs 5-6 run on while CPU 4, whose queue they use, is
+# offline; CPU 2 rejoins its package's queue when it comes back.
+taskset -c 5,6 sh -c 'while :; do :; done' &
+s1=$!
+taskset -c 5,6 sh -c 'while :; do :; done' &
+s2=$!
+S=/sys/devices/system/cpu
+echo 0 >$S/cpu4/online
+echo 0 >$S/cpu2/online
+r0=$(($(runtime $s1) + $(runtime $s2)))
+sleep 1
+r1=$(($(runtime $s1) + $(runtime $s2)))
+check "$(taskset -c 5 sed -n 's/^muqss.queue_cpu *: *//p' /proc/self/sched)" 4 \
+	"CPU 5 keeps the queue of CPU 4 while it is offline"
+if [ $((r1 - r0)) -ge 1000 ]; then
+	ok "two spinners on CPUs 5-6 ran $((r1 - r0)) ms in 1 s with CPU 4 offline"
+else
+	not_ok "two spinners on CPUs 5-6 ran $((r1 - r0)) ms in 1 s with CPU 4 offline (want >= 1000)"
+fi
+echo 1 >$S/cpu2/online
+echo 1 >$S/cpu4/online
+wait_queues "$MC"
+check "$(queues)" "$MC" "CPUs 2 and 4 back online rejoin their queues"
+kill $s1 $s2
+wait $s1 $s2 2>/dev/null
+echo cfs >$K/sched_class
+# CFS tasks have no muqss lines: the regrouping's log says it.
+check "$(dmesg | sed -n 's/.*sched: muqss: \(rqshare=.*\)/\1/p' | tail -1)" \
+	"rqshare=none, 8 queues for 8 CPUs" "under CFS no runqueue shares a lock"
+echo muqss >$K/sched_class
+check "$(queues)" "$MC" "back on muqss the packages share their queues again"
+if dmesg | grep -q "sched: muqss: unknown rqshare \"bogus\""; then
+	ok "a bad rqshare write is logged"
+else
+	not_ok "a bad rqshare write is logged"
 fi
 
 tap_done
