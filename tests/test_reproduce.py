@@ -78,11 +78,14 @@ def test_help_and_list_build_nothing():
 def test_figures_timed_with_three_classes_scale_to_the_classes_run_now():
     """The per-round figures of the experiments timed before MuQSS joined
     (three classes) grow with the fourth class; muqss-thesis's were timed
-    with all four; wasted-cores compares a feature off and on."""
+    with four and grow with MuQSS's second queue-sharing mode, as
+    smt-spread's grow with both; wasted-cores compares a feature off and on."""
     wakeup, thesis = reproduce.EXPERIMENTS["wakeup"], reproduce.EXPERIMENTS["muqss-thesis"]
     assert wakeup.estimate("1x2", False) == pytest.approx(wakeup.seconds_per_round * 4 / 3)
     assert wakeup.estimate("1x2", True) == pytest.approx(wakeup.quick_seconds * 4 / 3)
-    assert thesis.estimate("1x2", False) == thesis.seconds_per_round
+    assert thesis.estimate("1x2", False) == pytest.approx(thesis.seconds_per_round * 5 / 4)
+    smt = reproduce.EXPERIMENTS["smt-spread"]
+    assert smt.estimate("smt", False) == pytest.approx(smt.seconds_per_round * 5 / 3)
     wasted = reproduce.EXPERIMENTS["wasted-cores"]
     assert wasted.estimate("4x2", False) == wasted.seconds_per_round
 
@@ -554,18 +557,19 @@ def test_muqss_thesis_adapter_passes_the_frame_task_and_the_lua_tree(tmp_path, m
     (uleload) and the applications' Lua tree reach the guest, every class
     runs every benchmark, and missed frames compare as a difference."""
     monkeypatch.setattr(reproduce, "apps_inputs", lambda: tmp_path / "apps")
-    runner = FakeRunner(tmp_path, class_bench_output(2, reproduce.MUQSS_THESIS))
+    runner = FakeRunner(tmp_path, class_bench_output(2, reproduce.MUQSS_THESIS,
+                                                     reproduce.SHARE_CLASSES))
     ctx = reproduce.Context(rounds=2, quick=False, runner=runner, build_programs=False)
     ctx.program = lambda name: Path(f"/progs/{name}")
     outcome, _ = reproduce.run_experiment(reproduce.EXPERIMENTS["muqss-thesis"], 0, ctx,
                                           None, False)
     cmd = runner.commands[0][0]
-    assert cmd.endswith(f"class_bench.sh 'cfs ule bmq muqss' 2 1 muqss /progs/uleload '' "
-                        f"{tmp_path / 'apps'}")
+    assert cmd.endswith(f"class_bench.sh 'cfs ule bmq muqss muqss:rqshare=none' 2 1 muqss "
+                        f"/progs/uleload '' {tmp_path / 'apps'}")
     assert {r["bench"] for r in outcome.runs} == {
         "messaging-g20", "make-j1", "make-jN", *(f"frames-{n}" for n in (10, 20, 30, 40, 50)),
         "messaging-switches"}
-    assert {r["variant"] for r in outcome.runs} == set(reproduce.CLASSES)
+    assert {r["variant"] for r in outcome.runs} == set(reproduce.SHARE_CLASSES)
     assert outcome.benches["frames-50"]["compare"] == "difference"
     assert outcome.benches["make-j1"]["compare"] == "ratio" and not outcome.failures
 
@@ -623,10 +627,20 @@ def test_wasted_runs_pair_off_and_on_by_round():
 
 def test_rotated_command_and_marked_runs_split_the_output_per_class_and_round():
     cmd = reproduce.rotated_command(3, "m", "run")
-    order = [part.split()[1] for part in cmd.split("; ") if "sched_class &&" in part]
+    order = re.findall(r"echo (\S+) >/proc/sys/kernel/sched_class &&", cmd)
     assert order == ["cfs", "ule", "bmq", "muqss", "ule", "bmq", "muqss", "cfs",
                      "bmq", "muqss", "cfs", "ule"]
     assert cmd.endswith("echo $first >/proc/sys/kernel/sched_class")
+    # MuQSS's queue sharing is put back to the boot's before every switch,
+    # and set for the variant that names it.
+    assert cmd.startswith("first=$(cat /proc/sys/kernel/sched_class); "
+                          f"share0=$(cat {reproduce.RQSHARE} 2>/dev/null); ")
+    assert cmd.count(f'( [ -z "$share0" ] || echo "$share0" >{reproduce.RQSHARE} )') == 13
+    both = reproduce.rotated_command(1, "m", "run", reproduce.SHARE_CLASSES)
+    assert (f"echo muqss >/proc/sys/kernel/sched_class && echo none >{reproduce.RQSHARE} "
+            "&& sleep 1 && echo m 1 muqss:rqshare=none && run") in both
+    with pytest.raises(ValueError):
+        reproduce.switch_command("cfs:rqshare=none")
     text = "boot noise\nm 1 cfs\na\nb\nm 1 ule\nm 2 bmq\nc\nm x y\n"
     assert reproduce.marked_runs(text, "m") == {(1, "cfs"): ["a", "b"], (1, "ule"): [],
                                                 (2, "bmq"): ["c", "m x y"]}

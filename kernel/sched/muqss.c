@@ -33,8 +33,6 @@ static int sysctl_sched_muqss_iso_cpu = MUQSS_ISO_CPU_DEFAULT;
 
 static u32 muqss_ratios[NICE_WIDTH] __read_mostly;
 
-DEFINE_STATIC_KEY_FALSE(muqss_share_key);
-
 /* Entity flags. */
 #define MUQSS_F_ONRQ	0x01	/* enqueued in the class */
 #define MUQSS_F_LISTED	0x02	/* in its CPU's skip list */
@@ -492,7 +490,7 @@ static void prio_changed_muqss(struct rq *rq, struct task_struct *p, int oldprio
 	if (task_current(rq, p)) {
 		WRITE_ONCE(rq->muqss.curr_key, muqss_task_key(p));
 		WRITE_ONCE(rq->muqss.curr_deadline, p->muqss.deadline);
-		if (p->prio > oldprio || READ_ONCE(rq->muqss.best_key) < rq->muqss.curr_key)
+		if (p->prio > oldprio || READ_ONCE(muqss_queue(rq)->best_key) < rq->muqss.curr_key)
 			resched_curr(rq);
 	} else {
 		check_preempt_curr_muqss(rq, p, 0);
@@ -810,11 +808,14 @@ static bool muqss_may_take(struct task_struct *p, int cpu)
 
 /*
  * May @rq's CPU run @p from its own queue? Tasks of the CPUs sharing the
- * queue move to whichever of them picks them, unless it is going down.
+ * queue move to whichever of them picks them, unless it is going down or
+ * has no sched domain (balancing off there, as for the look).
  */
 static bool muqss_runs_here(struct rq *rq, struct task_struct *p)
 {
-	return task_rq(p) == rq || (cpu_active(cpu_of(rq)) && muqss_may_take(p, cpu_of(rq)));
+	return task_rq(p) == rq ||
+	       (cpu_active(cpu_of(rq)) && rcu_access_pointer(rq->sd) &&
+		muqss_may_take(p, cpu_of(rq)));
 }
 
 /* The first task in @rq's queue that its CPU may run. Context: @rq locked. */
@@ -1159,9 +1160,6 @@ static void muqss_share_apply(enum muqss_share mode)
 			muqss_share_name(muqss_share_active));
 		goto out;
 	}
-	/* Before any lock is shared; never under the hotplug lock. */
-	if (mode != MUQSS_SHARE_NONE)
-		static_branch_enable(&muqss_share_key);
 	cpus_read_lock();
 	muqss_share_plan(mode, leader, loc);
 	for_each_possible_cpu(cpu) {
@@ -1175,8 +1173,6 @@ static void muqss_share_apply(enum muqss_share mode)
 	if (!same)
 		stop_machine_cpuslocked(muqss_share_stop, leader, NULL);
 	cpus_read_unlock();
-	if (mode == MUQSS_SHARE_NONE)
-		static_branch_disable(&muqss_share_key);
 	if (!same || mode != muqss_share_active)
 		pr_info("sched: muqss: rqshare=%s, %u queues for %u CPUs\n",
 			muqss_share_name(mode), queues, cpus);
@@ -1322,6 +1318,15 @@ void muqss_scheduler_tick(struct rq *rq)
 	}
 }
 
+#ifdef CONFIG_SMP
+static int muqss_queue_cpu(int cpu)
+{
+	struct muqss_rq *q = READ_ONCE(cpu_rq(cpu)->muqss.share);
+
+	return cpu_of(container_of(q, struct rq, muqss));
+}
+#endif
+
 /* MuQSS lines of /proc/<pid>/sched. */
 void muqss_proc_show_task(struct task_struct *p, struct seq_file *m)
 {
@@ -1334,9 +1339,7 @@ void muqss_proc_show_task(struct task_struct *p, struct seq_file *m)
 	seq_printf(m, "%-45s:%21u\n", "muqss.ratio", muqss_ratios[p->static_prio - MAX_RT_PRIO]);
 #ifdef CONFIG_SMP
 	/* The CPU whose queue the task's CPU uses (itself unless rqshare). */
-	seq_printf(m, "%-45s:%21d\n", "muqss.queue_cpu",
-		   cpu_of(container_of(READ_ONCE(cpu_rq(task_cpu(p))->muqss.share), struct rq,
-				       muqss)));
+	seq_printf(m, "%-45s:%21d\n", "muqss.queue_cpu", muqss_queue_cpu(task_cpu(p)));
 #endif
 	seq_printf(m, "%-45s:%21s\n", "muqss.queued",
 		   (me->flags & MUQSS_F_LISTED) ? "yes" : (me->flags & MUQSS_F_RUNNING) ?

@@ -102,7 +102,7 @@ struct muqss_rq {
 	 * CPU stopped (muqss_share_stop()), as is @lockp.
 	 */
 	struct muqss_rq		*share;
-	/* The lock of @share's CPU, which rq_lockp() returns while sharing. */
+	/* The lock rq_lockp() returns: this rq's, or @share's CPU's. */
 	raw_spinlock_t		*lockp;
 	/* On a queue's owner: MuQSS tasks of every CPU sharing it. */
 	unsigned int		share_nr;

@@ -293,14 +293,19 @@ static inline bool sanity_find_bmq_waiters(struct sanity_walk *w, int *budget)
 #endif
 
 #ifdef CONFIG_SCHED_MUQSS
-/* MuQSS's skip list holds every waiting MuQSS task (not the running one). */
+/*
+ * MuQSS's skip list holds every waiting MuQSS task (not the running one):
+ * the rq's own list, or under rqshare its group's, where only the tasks
+ * queued on this rq are its waiters.
+ */
 static bool sanity_find_muqss_waiters(struct sanity_walk *w, int *budget)
 {
-	struct muqss_sl_node *node, *head = &w->rq->muqss.sl.head;
+	struct muqss_sl_node *node, *head = &w->rq->muqss.share->sl.head;
+	struct task_struct *p;
 
 	for (node = head->next[0]; node != head; node = node->next[0]) {
-		if (sanity_movable(w, container_of(node, struct task_struct, muqss.node)) ||
-		    !--*budget)
+		p = container_of(node, struct task_struct, muqss.node);
+		if ((task_rq(p) == w->rq && sanity_movable(w, p)) || !--*budget)
 			return true;
 	}
 	return false;

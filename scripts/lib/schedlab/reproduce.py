@@ -32,6 +32,11 @@ SCHEMA = 1
 RESULTS = paths.REPO / "results"
 SCHED_CLASS = Path("/proc/sys/kernel/sched_class")
 CLASSES = ("cfs", "ule", "bmq", "muqss")
+# MuQSS with one queue per CPU beside "muqss", which runs as the kernel
+# booted it (rqshare=mc, MuQSS's default): the MuQSS experiments run both.
+MUQSS_NONE = "muqss:rqshare=none"
+SHARE_CLASSES = CLASSES + (MUQSS_NONE,)
+RQSHARE = "/proc/sys/kernel/sched_muqss_rqshare"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Seconds a boot costs beyond its rounds (boot, probe, power-off), for the
 # estimate of time left.
@@ -1193,14 +1198,15 @@ def run_experiment(exp, index, ctx, override, host):
 RESULT_ROUND = r"^result \S+ \S+ (\d+) "
 
 
-def class_bench(ctx, topology, tag, suite, scale, benches, only="", suffix=""):
-    """tools/testing/sched/class_bench.sh for every class in CLASSES in one
-    boot (classes switched through kernel.sched_class, order rotated each
-    round), as scripts/bench-sched runs it; `benches` maps its benchmark
-    names to bench_info(). Runs are named BENCH+suffix."""
+def class_bench(ctx, topology, tag, suite, scale, benches, only="", suffix="",
+                classes=CLASSES):
+    """tools/testing/sched/class_bench.sh for every class in `classes` in
+    one boot (classes switched through kernel.sched_class, order rotated
+    each round), as scripts/bench-sched runs it; `benches` maps its
+    benchmark names to bench_info(). Runs are named BENCH+suffix."""
     uleload = ctx.program("uleload") if suite in ("bmq", "muqss") else "''"
     apps = f" {apps_inputs()}" if suite == "muqss" else ""
-    cmd = (f"sh {paths.GUEST_TESTS}/class_bench.sh '{' '.join(CLASSES)}' {ctx.rounds} "
+    cmd = (f"sh {paths.GUEST_TESTS}/class_bench.sh '{' '.join(classes)}' {ctx.rounds} "
            f"{scale} {suite} {uleload} '{only}'{apps}")
     boot = ctx.runner.run(cmd, topology, tag, ctx.track(RESULT_ROUND), ctx.timeout())
     _, commands, failures = bench.parse(boot.output)
@@ -1210,7 +1216,7 @@ def class_bench(ctx, topology, tag, suite, scale, benches, only="", suffix=""):
             for name, per_class in rounds.items() if name in benches
             for cls, values in per_class.items() for rnd, value in values.items()]
     failed = {(b, c) for b, c, _ in failures}
-    missing = [(b, c) for b in commands for c in CLASSES
+    missing = [(b, c) for b in commands for c in classes
                if not rounds.get(b, {}).get(c) and (b, c) not in failed]
     if not runs:
         raise ReproduceError(f"class_bench.sh gave no result on {topology} (exit "
@@ -1299,17 +1305,18 @@ MUQSS_THESIS.update({f"frames-{n}": bench_info("% frames missed", "difference",
               "make -j4 the same; MuQSS dropped more frames of a 24 fps video than CFS "
               "beside every background load of 10 to 60 rt-app tasks, CFS staying low up "
               "to 40.",
-    classes=CLASSES, variants=CLASSES, base="cfs", default_topology="1x2",
-    seconds_per_round=270, quick_seconds=60)
+    classes=SHARE_CLASSES, variants=SHARE_CLASSES, base="cfs", default_topology="1x2",
+    timed_variants=4, seconds_per_round=270, quick_seconds=60)
 def muqss_thesis(ctx, topology):
     """bench-sched --suite muqss: messaging with 20 groups (loops 100; the
     thesis's 2000 would be --scale 20), make -j1 and -jN of eight Lua
     objects (the applications experiment's tree), the 24 fps frame task
     beside 10 to 50 spinners standing in for rt-app's busy tasks (missed
     frames compare as a difference in percentage points), and the
-    context switches per message of messaging with 2 groups."""
+    context switches per message of messaging with 2 groups. MuQSS runs
+    twice: as booted (rqshare=mc) and with a queue per CPU."""
     return class_bench(ctx, topology, f"muqss-thesis-{topology}", "muqss",
-                       0 if ctx.quick else 1, MUQSS_THESIS)
+                       0 if ctx.quick else 1, MUQSS_THESIS, classes=SHARE_CLASSES)
 
 
 SCALING_TOPOLOGIES = ("1x2", "2x4", "4x8")
@@ -1408,19 +1415,36 @@ SMT_LINE = re.compile(r"^# (\d+) spinners: (\d+) of (\d+) samples misplaced, "
 SMT_MARK = "reproduce-smt"
 
 
+def switch_command(cls):
+    """Shell that switches normal tasks to `cls`, CLASS or
+    muqss:rqshare=MODE, with MuQSS's queue sharing put back to the boot's
+    ($share0) first, as class_bench.sh does."""
+    name, _, option = cls.partition(":")
+    parts = [f'( [ -z "$share0" ] || echo "$share0" >{RQSHARE} )',
+             f"echo {name} >/proc/sys/kernel/sched_class"]
+    if option:
+        if name != "muqss" or not option.startswith("rqshare="):
+            raise ValueError(f"no such variant: {cls}")
+        parts.append(f"echo {option.removeprefix('rqshare=')} >{RQSHARE}")
+    return " && ".join(parts)
+
+
 def rotated_command(rounds, mark, command, classes=CLASSES):
     """Shell that runs `command` under each class per round (switched
     through kernel.sched_class, order rotated each round as class_bench.sh
     does, so a drift of the shared host spreads over every class), each
-    run announced by "MARK ROUND CLASS"; the boot's class is restored at
-    the end. A class that cannot be switched to gets no marker and no run."""
-    parts = ["first=$(cat /proc/sys/kernel/sched_class)"]
+    run announced by "MARK ROUND CLASS"; the boot's class and queue
+    sharing are restored at the end. A class that cannot be switched to
+    gets no marker and no run."""
+    parts = ["first=$(cat /proc/sys/kernel/sched_class)",
+             f"share0=$(cat {RQSHARE} 2>/dev/null)"]
     for rnd in range(1, rounds + 1):
         k = (rnd - 1) % len(classes)
         for cls in classes[k:] + classes[:k]:
-            parts.append(f"echo {cls} >/proc/sys/kernel/sched_class && sleep 1 && "
+            parts.append(f"{switch_command(cls)} && sleep 1 && "
                          f"echo {mark} {rnd} {cls} && {command}")
-    parts.append("echo $first >/proc/sys/kernel/sched_class")
+    parts.append(f'( [ -z "$share0" ] || echo "$share0" >{RQSHARE} ); '
+                 "echo $first >/proc/sys/kernel/sched_class")
     return "; ".join(parts)
 
 
@@ -1510,7 +1534,7 @@ def smt_benches(counts):
               "throughput rose linearly to 4 instances and stayed flat to 8; BFS doubled "
               "up on a core while another idled, losing throughput between 2 and 6 "
               "instances, about halfway between ideal and random placement.",
-    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    classes=SHARE_CLASSES, variants=SHARE_CLASSES, base="cfs", timed_variants=3,
     topologies=("smt",),
     qemu_mode="tcg", quick_qemu_mode="mttcg", seconds_per_round=195,
     quick_seconds=120)
@@ -1522,7 +1546,8 @@ def smt_spread(ctx, topology):
     quick = ctx.quick
     return series_experiment(ctx, topology, "smt-spread", "smt_spread.sh",
                              SMT_QUICK_ENV if quick else SMT_ENV, SMT_MARK, parse_smt,
-                             smt_benches(SMT_QUICK_COUNTS if quick else SMT_COUNTS))
+                             smt_benches(SMT_QUICK_COUNTS if quick else SMT_COUNTS),
+                             classes=SHARE_CLASSES)
 
 
 TAP_NOT_OK = re.compile(r"^not ok \d+ - (.*)$")
@@ -1539,14 +1564,15 @@ def missing_runs(runs, rounds, failures):
 
 
 def series_experiment(ctx, topology, name, script, env, mark, parse, benches,
-                      programs=("uleload",), args=()):
+                      programs=("uleload",), args=(), classes=CLASSES):
     """Run tools/testing/sched/SCRIPT (with ENV assignments, the paths of
     the guest `programs` and then `args` as arguments) under each class
     per round in one boot, parse its runs and note each class and round
     that left none: the common body of the adapters of the per-class
     scripts."""
     words = " ".join([str(ctx.program(p)) for p in programs] + [str(a) for a in args])
-    cmd = rotated_command(ctx.rounds, mark, f"{env}sh {paths.GUEST_TESTS}/{script} {words}")
+    cmd = rotated_command(ctx.rounds, mark, f"{env}sh {paths.GUEST_TESTS}/{script} {words}",
+                          classes)
     boot = ctx.runner.run(cmd, topology, f"{name}-{topology}",
                           ctx.track(rf"^{mark} (\d+) "), ctx.timeout())
     runs, failures = parse(boot.output, topology)

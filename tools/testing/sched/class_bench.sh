@@ -198,16 +198,29 @@ set_feats=""
 feature_undo() {
 	case $1 in NO_*) echo "${1#NO_}" ;; *) echo "NO_$1" ;; esac
 }
+# MuQSS's queue sharing as booted: muqss:rqshare=MODE changes it for one
+# variant, and every switch puts it back first.
+R=/proc/sys/kernel/sched_muqss_rqshare
+share0=$(cat $R 2>/dev/null)
 use() {
 	for _f in $set_feats; do
 		echo "$(feature_undo "$_f")" >$F || { echo "undoing $_f failed"; exit 1; }
 	done
 	set_feats=""
+	if [ -n "$share0" ] && [ "$(cat $R)" != "$share0" ]; then
+		echo "$share0" >$R || { echo "rqshare $share0 failed"; exit 1; }
+	fi
 	echo "${1%%:*}" >$K || { echo "switch to ${1%%:*} failed"; exit 1; }
 	case $1 in
 	*:*)
-		mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 		for _f in $(echo "${1#*:}" | tr '+' ' '); do
+			case $_f in
+			rqshare=*)
+				echo "${_f#rqshare=}" >$R || { echo "$_f failed"; exit 1; }
+				continue
+				;;
+			esac
+			mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 			echo "$_f" >$F || { echo "feature $_f failed"; exit 1; }
 			set_feats="$set_feats $_f"
 		done
