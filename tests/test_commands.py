@@ -26,7 +26,7 @@ GUARDED = ("make", "apt-get", "apt", "dpkg-query", "pip", "pip3", "sudo",
            "qemu-system-x86_64", "gcc", "cc", "tar", "git", "ccache")
 # Commands whose parser lives in a script of their own.
 SCRIPT_PARSERS = ("bench-sched", "bench-observability", "wasted-cores")
-CLI_COMMANDS = ("prepare", "refresh", "export", "build", "boot", "demo")
+CLI_COMMANDS = ("prepare", "refresh", "export", "build", "reference-kernel", "boot", "demo")
 SHELL_COMMANDS = ("setup", "test")
 
 
@@ -92,6 +92,13 @@ BAD = [
     ("build", ["-j", "x"], "'x'"),
     ("build", ["--target", "bogus"], "bogus"),
     ("build", ["--bogus"], "--bogus"),
+    ("reference-kernel", [], "--patch"),
+    ("reference-kernel", ["--patch", "/nonexistent/0009-prjc.patch"], "linux-tkg"),
+    ("reference-kernel", ["--patch", "{tmp}/file", "--scheduler", "cfs"], "cfs"),
+    ("reference-kernel", ["--patch", "{tmp}/file", "--name", "Bad/Name"], "Bad/Name"),
+    ("reference-kernel", ["--patch", "{tmp}/file", "-j", "0"], "'0'"),
+    ("reference-kernel", ["--patch", "{tmp}/file", "--target", "bogus"], "bogus"),
+    ("reference-kernel", ["--patch", "{tmp}/file", "--bogus"], "--bogus"),
     ("demo", ["-t", "bogus"], "bogus"),
     ("demo", ["--sched", "xyz"], "xyz"),
     ("demo", ["--seconds", "-1"], "-1"),
@@ -153,6 +160,8 @@ BAD = [
     ("reproduce", ["--accel", "bogus"], "bogus"),
     ("reproduce", ["--accel", "kvm", "--qemu-mode", "tcg"], "tcg"),
     ("reproduce", ["--out", "{tmp}/file"], "{tmp}/file"),
+    ("reproduce", ["--reference", "prjc-bmq"], "scripts/reference-kernel"),
+    ("reproduce", ["--host", "--reference", "prjc-bmq"], "--host"),
     ("reproduce", ["compare"], "A, B"),
     ("reproduce", ["compare", "{tmp}/nonexistent", "{tmp}/nonexistent"],
      "{tmp}/nonexistent"),

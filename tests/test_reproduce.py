@@ -608,7 +608,7 @@ def test_smt_adapter_reports_classes_without_samples(tmp_path):
     outcome, topologies = reproduce.run_experiment(reproduce.EXPERIMENTS["smt-spread"], 0, ctx,
                                                    "1x2", False)
     assert topologies == ["smt"] and outcome.release == "6.1.192-fake"
-    assert [f["variant"] for f in outcome.failures] == ["bmq", "muqss"]
+    assert [f["variant"] for f in outcome.failures] == ["bmq", "muqss", reproduce.MUQSS_NONE]
 
 
 def test_wasted_runs_pair_off_and_on_by_round():

@@ -1,5 +1,6 @@
 """Command-line entry points behind the scripts in scripts/: scripts/NAME
-runs `cli.py NAME` for prepare, refresh, export, build, boot and demo."""
+runs `cli.py NAME` for prepare, refresh, export, build, reference-kernel,
+boot and demo."""
 
 import argparse
 import sys
@@ -116,8 +117,10 @@ def parser():
     p.add_argument("outdir", type=Path, help="empty or new folder for the patch files")
     p.set_defaults(fn=cmd_export, check=check_export)
 
-    from schedlab import build, demo, vm
+    from schedlab import build, demo, reference, vm
     build.add_args(add("build", "build the kernel for a configuration"))
+    reference.add_args(add("reference-kernel",
+                           "build an original's own kernel (Project C) to compare with"))
     vm.add_args(add("boot", "boot a built kernel under QEMU and run a command"))
     demo.add_args(add("demo", "the main job: build, boot, run a workload"))
     return ap

@@ -26,7 +26,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import bench, build, command, paths, vm
+from . import bench, build, command, paths, reference, vm
 
 SCHEMA = 1
 RESULTS = paths.REPO / "results"
@@ -148,6 +148,7 @@ class Outcome:
     commands: dict = dataclasses.field(default_factory=dict)
     failures: list = dataclasses.field(default_factory=list)
     release: str = ""
+    references: dict = dataclasses.field(default_factory=dict)   # name: kernel release
 
 
 # -- statistics --------------------------------------------------------------
@@ -232,7 +233,7 @@ def summarise(doc):
     then rounds, when several boots ran them: bootstrap_boots()) and
     verdict. Computed from the raw runs, so a report is reproducible from
     them."""
-    runs, base = doc["runs"], doc["base"]
+    runs = doc["runs"]
     boot_of = boot_of_rounds(runs)
     out = {}
     for name, info in doc["benches"].items():
@@ -243,11 +244,11 @@ def summarise(doc):
                 entry["variants"][variant] = {
                     "n": len(vals), "median": statistics.median(vals),
                     "min": min(vals), "max": max(vals)}
-        base_rounds = by_round(runs, name, base)
         for variant in doc["variants"]:
+            base = base_of(doc, variant)
             if variant == base:
                 continue
-            groups = paired_by_boot(by_round(runs, name, variant), base_rounds,
+            groups = paired_by_boot(by_round(runs, name, variant), by_round(runs, name, base),
                                     info["compare"], boot_of)
             pairs = [v for g in groups for v in g]
             if not pairs:
@@ -262,6 +263,14 @@ def summarise(doc):
                 "ci": [low, high], "verdict": said}
         out[name] = entry
     return out
+
+
+def base_of(doc, variant):
+    """What `variant` is compared with: a reference kernel's variant with
+    the class it is the original of (prjc-bmq with bmq), when that ran;
+    every other variant with the experiment's base."""
+    like = doc.get("references", {}).get(variant, {}).get("like")
+    return like if like in doc["variants"] else doc["base"]
 
 
 # What a run flagged so (RUN_FLAGS) holds: only a bound on the time.
@@ -323,13 +332,18 @@ METADATA_KEYS = ("git_revision", "git_dirty", "kernel_release", "config", "confi
                  "quick", "date", "command_line")
 
 
-def document(exp, outcome_runs, benches, commands, failures, meta):
+def document(exp, outcome_runs, benches, commands, failures, meta, references=None):
     """The JSON of one experiment: what it reproduces, the metadata, every
-    raw run and the summary derived from them."""
+    raw run and the summary derived from them. `references` (name: what
+    scripts/reference-kernel recorded) adds each reference kernel's
+    variant after the experiment's own."""
+    references = references or {}
     doc = {"schema": SCHEMA, "experiment": exp.name, "title": exp.title, "seed": exp.seed,
-           "published": exp.published, "variants": list(exp.variants), "base": exp.base,
-           "metadata": meta, "benches": benches, "commands": commands,
+           "published": exp.published, "variants": list(exp.variants) + list(references),
+           "base": exp.base, "metadata": meta, "benches": benches, "commands": commands,
            "failures": failures, "runs": outcome_runs}
+    if references:
+        doc["references"] = references
     doc["summary"] = summarise(doc)
     return doc
 
@@ -373,6 +387,10 @@ def validate(doc):
     for name, info in doc["benches"].items():
         if info.get("compare") not in ("ratio", "difference") or not info.get("unit"):
             problems.append(f"bench {name}: compare/unit {info}")
+    for name, ref in doc.get("references", {}).items():
+        if name not in doc["variants"] or not isinstance(ref, dict) or \
+                not ref.get("patch_sha256"):
+            problems.append(f"reference {name}: not a variant, or no patch_sha256")
     return problems
 
 
@@ -522,7 +540,8 @@ def table(doc, summary=None):
     summary = summary or summarise(doc)
     variants, base = doc["variants"], doc["base"]
     others = [v for v in variants if v != base]
-    heads = ["benchmark", "unit"] + variants + ["compared as"] + [f"{v} vs {base}" for v in others]
+    heads = ["benchmark", "unit"] + variants + ["compared as"] + \
+        [f"{v} vs {base_of(doc, v)}" for v in others]
     lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for name, entry in summary.items():
         cells = [name, entry["unit"]]
@@ -1026,6 +1045,14 @@ class GuestRunner:
     def config_sha256(self):
         return config_hash(paths.obj_dir(self.config) / ".config")
 
+    def for_reference(self, name):
+        """A runner of the same mode that boots reference kernel `name`
+        (scripts/reference-kernel), its guests' folders in workdir/NAME."""
+        other = GuestRunner(self.config, self.mode, self.workdir / name)
+        other.kernel = reference.kernel_image(name)
+        other.config_sha256 = lambda: config_hash(reference.ROOT / name / "obj" / ".config")
+        return other
+
     def run(self, command, topology, tag, on_line=lambda line: None, timeout=3600):
         outdir = self.workdir / tag
         outdir.mkdir(parents=True, exist_ok=True)
@@ -1105,6 +1132,8 @@ class Context:
     build_programs: bool = True
     boot_estimate: float = 600.0
     boots: int = 1
+    classes: tuple = ()             # set for a reference kernel's boots: its variant
+    references: dict = dataclasses.field(default_factory=dict)   # name: info
 
     def program(self, name):
         """tools/testing/sched/NAME.c built for the guest; without building,
@@ -1142,11 +1171,24 @@ def boot_shares(rounds, boots):
     return [rounds // boots + (b < rounds % boots) for b in range(boots)]
 
 
-def plan_of(experiments, rounds, quick, override, host, boots=1):
-    """[(name, [estimated seconds per boot])] for Progress."""
+def references_for(exp, references):
+    """The reference kernels (name: info) that run `exp` as one more
+    variant: experiments that compare classes, when they run the class the
+    kernel is the original of (any, for a kernel of no class of ours)."""
+    if not all(v.partition(":")[0] in CLASSES for v in exp.variants):
+        return {}
+    return {name: info for name, info in references.items()
+            if reference.LIKE.get(info.get("scheduler")) in exp.variants + (None,)}
+
+
+def plan_of(experiments, rounds, quick, override, host, boots=1, references=None):
+    """[(name, [estimated seconds per boot])] for Progress; a reference
+    kernel's boot runs one variant of the experiment's."""
     plan = []
     for exp in experiments:
-        per_boot = [BOOT_SECONDS + share * exp.estimate(t, quick)
+        kernels = [1.0] + [1 / len(exp.variants) for _ in references_for(exp, references or {})]
+        per_boot = [BOOT_SECONDS + share * exp.estimate(t, quick) * part
+                    for part in kernels
                     for t in exp.topologies_for(override, quick, host)
                     for share in boot_shares(rounds, boots)]
         plan.append((exp.name, per_boot))
@@ -1155,42 +1197,67 @@ def plan_of(experiments, rounds, quick, override, host, boots=1):
 
 def run_experiment(exp, index, ctx, override, host):
     """Every boot of one experiment (per topology, ctx.boots boots that
-    share its rounds); its runs, benches and commands merged, the rounds
-    of later boots numbered on from the earlier ones'."""
+    share its rounds), then the same on each reference kernel that runs
+    it (ctx.references, references_for()) with its one variant; runs,
+    benches and commands merged, the rounds of later boots numbered on
+    from the earlier ones' (a reference kernel's rounds pair with the
+    same rounds of the main kernel's boots)."""
     merged = Outcome(runs=[], benches={})
     topologies = exp.topologies_for(override, ctx.quick, host)
+    runner, boot = ctx.runner, 0
+    kernels = [(None, runner)] + [(name, runner.for_reference(name))
+                                  for name in references_for(exp, ctx.references)]
+    try:
+        for name, ctx.runner in kernels:
+            ctx.classes = (name,) if name else ()
+            for topology in topologies:
+                boot = _topology_boots(exp, index, ctx, topology, merged, boot, name)
+    finally:
+        ctx.runner, ctx.classes = runner, ()
+    return merged, topologies
+
+
+def _topology_boots(exp, index, ctx, topology, merged, boot, kernel=None):
+    """run_experiment()'s boots on one topology with ctx.runner; returns
+    the index in the plan of the next boot."""
     rounds, workdir = ctx.rounds, getattr(ctx.runner, "workdir", None)
     shares = boot_shares(rounds, ctx.boots)
+    done = 0
     try:
-        for t_index, topology in enumerate(topologies):
-            done = 0
-            for b, share in enumerate(shares):
-                ctx.rounds = share
-                label = topology if ctx.boots == 1 else f"{topology} boot {b + 1}/{ctx.boots}"
-                if ctx.boots > 1 and workdir is not None:
-                    ctx.runner.workdir = workdir / f"boot-{b + 1}"
-                ctx.boot_estimate = BOOT_SECONDS + share * exp.estimate(topology, ctx.quick)
-                if ctx.progress:
-                    ctx.progress.begin(index, t_index * len(shares) + b, label, share)
-                outcome = exp.run(ctx, topology)
-                if ctx.progress:
-                    ctx.progress.end_boot()
-                for record in outcome.runs + outcome.failures:
-                    if isinstance(record.get("round"), int):
-                        record["round"] += done
-                    if ctx.boots > 1:
-                        record["boot"] = b + 1
-                done += share
-                merged.runs += outcome.runs
-                merged.benches.update(outcome.benches)
+        for b, share in enumerate(shares):
+            ctx.rounds = share
+            label = topology if ctx.boots == 1 else f"{topology} boot {b + 1}/{ctx.boots}"
+            label += f" ({kernel})" if kernel else ""
+            if ctx.boots > 1 and workdir is not None:
+                ctx.runner.workdir = workdir / f"boot-{b + 1}"
+            part = 1 / len(exp.variants) if kernel else 1.0
+            ctx.boot_estimate = BOOT_SECONDS + share * exp.estimate(topology, ctx.quick) * part
+            if ctx.progress:
+                ctx.progress.begin(index, boot, label, share)
+            outcome = exp.run(ctx, topology)
+            if ctx.progress:
+                ctx.progress.end_boot()
+            boot += 1
+            for record in outcome.runs + outcome.failures:
+                if isinstance(record.get("round"), int):
+                    record["round"] += done
+                if ctx.boots > 1:
+                    record["boot"] = b + 1
+            done += share
+            merged.runs += outcome.runs
+            merged.benches.update(outcome.benches)
+            if not kernel:
                 merged.commands.update(outcome.commands)
-                merged.failures += outcome.failures
+            merged.failures += outcome.failures
+            if kernel:
+                merged.references.setdefault(kernel, {})["kernel_release"] = outcome.release
+            else:
                 merged.release = merged.release or outcome.release
     finally:
         ctx.rounds = rounds
         if workdir is not None:
             ctx.runner.workdir = workdir
-    return merged, topologies
+    return boot
 
 
 # -- adapters ----------------------------------------------------------------
@@ -1204,6 +1271,7 @@ def class_bench(ctx, topology, tag, suite, scale, benches, only="", suffix="",
     one boot (classes switched through kernel.sched_class, order rotated
     each round), as scripts/bench-sched runs it; `benches` maps its
     benchmark names to bench_info(). Runs are named BENCH+suffix."""
+    classes = ctx.classes or classes
     uleload = ctx.program("uleload") if suite in ("bmq", "muqss") else "''"
     apps = f" {apps_inputs()}" if suite == "muqss" else ""
     cmd = (f"sh {paths.GUEST_TESTS}/class_bench.sh '{' '.join(classes)}' {ctx.rounds} "
@@ -1418,8 +1486,13 @@ SMT_MARK = "reproduce-smt"
 def switch_command(cls):
     """Shell that switches normal tasks to `cls`, CLASS or
     muqss:rqshare=MODE, with MuQSS's queue sharing put back to the boot's
-    ($share0) first, as class_bench.sh does."""
+    ($share0) first, as class_bench.sh does; for a reference kernel's
+    variant (any other name) it only checks that no class can be chosen."""
     name, _, option = cls.partition(":")
+    if name not in CLASSES:
+        # A reference kernel's variant: its own scheduler runs everything,
+        # and a kernel with ours must not pass for it.
+        return f"[ ! -e {SCHED_CLASS} ]"
     parts = [f'( [ -z "$share0" ] || echo "$share0" >{RQSHARE} )',
              f"echo {name} >/proc/sys/kernel/sched_class"]
     if option:
@@ -1553,14 +1626,14 @@ def smt_spread(ctx, topology):
 TAP_NOT_OK = re.compile(r"^not ok \d+ - (.*)$")
 
 
-def missing_runs(runs, rounds, failures):
+def missing_runs(runs, rounds, failures, classes=CLASSES):
     """Failure records for each class and round that left neither a run
     nor a failure (no marker: the class switch failed, or the guest
     stopped before it)."""
     seen = {(r["variant"], r["round"]) for r in runs}
     seen |= {(f["variant"], f.get("round")) for f in failures}
     return [{"bench": "all", "variant": c, "round": r, "why": "no run"}
-            for r in range(1, rounds + 1) for c in CLASSES if (c, r) not in seen]
+            for r in range(1, rounds + 1) for c in classes if (c, r) not in seen]
 
 
 def series_experiment(ctx, topology, name, script, env, mark, parse, benches,
@@ -1570,6 +1643,7 @@ def series_experiment(ctx, topology, name, script, env, mark, parse, benches,
     per round in one boot, parse its runs and note each class and round
     that left none: the common body of the adapters of the per-class
     scripts."""
+    classes = ctx.classes or classes
     words = " ".join([str(ctx.program(p)) for p in programs] + [str(a) for a in args])
     cmd = rotated_command(ctx.rounds, mark, f"{env}sh {paths.GUEST_TESTS}/{script} {words}",
                           classes)
@@ -1579,7 +1653,7 @@ def series_experiment(ctx, topology, name, script, env, mark, parse, benches,
     if not runs:
         raise ReproduceError(f"{script} gave no result (exit {boot.status}); "
                              f"output in {boot.files}")
-    failures += missing_runs(runs, ctx.rounds, failures)
+    failures += missing_runs(runs, ctx.rounds, failures, classes)
     return Outcome(runs=runs, benches=benches,
                    commands={b: f"{env}{script} under each class ({b})" for b in benches},
                    failures=failures, release=boot.release)
@@ -2212,6 +2286,11 @@ def parser():
                          "(classes switched through /proc/sys/kernel/sched_class)")
     ap.add_argument("--no-build", action="store_true",
                     help="boot the kernel and guest programs already built in build/")
+    ap.add_argument("--reference", action="append", default=[], metavar="NAME",
+                    help="also run each experiment that compares classes on reference "
+                         "kernel NAME (scripts/reference-kernel --name NAME, e.g. "
+                         "prjc-bmq), as one more variant compared with the class it is "
+                         "the original of; may be given more than once (default: none)")
     ap.add_argument("--list", action="store_true", help="list the experiments and exit")
     return ap
 
@@ -2256,6 +2335,12 @@ def check_args(a, sched_class=SCHED_CLASS):
             return str(err)
     if a.out and a.out.exists() and not a.out.is_dir():
         return f"--out {a.out} exists and is not a folder"
+    for name in getattr(a, "reference", []):
+        if a.host:
+            return "--reference boots a reference kernel: not with --host"
+        if reference.info_of(name) is None or not reference.kernel_image(name).exists():
+            return (f"--reference {name}: no such reference kernel: build it with "
+                    f"scripts/reference-kernel --patch FILE --name {name}")
     rounds = a.rounds or (1 if a.quick else 10)
     if a.boots > rounds:
         return f"--boots {a.boots} is more than the {rounds} round(s) to share between them"
@@ -2347,10 +2432,12 @@ def main(argv=None):
             return 1
         vm.set_accel(a.accel)
         runner = GuestRunner(config, a.qemu_mode or "mttcg", workdir)
-    progress = Progress(plan_of(experiments, rounds, a.quick, a.topology, a.host, a.boots))
+    references = {name: reference.info_of(name) for name in dict.fromkeys(a.reference)}
+    progress = Progress(plan_of(experiments, rounds, a.quick, a.topology, a.host, a.boots,
+                                references))
     threading.Thread(target=progress.heartbeat, daemon=True).start()
     ctx = Context(rounds, a.quick, runner, progress, build_programs=not a.no_build,
-                  boots=a.boots)
+                  boots=a.boots, references=references)
     failed, status = [], command.OK
     for index, exp in enumerate(experiments):
         done = run_and_save(exp, index, ctx, a, folder, argv)
@@ -2388,8 +2475,12 @@ def run_and_save(exp, index, ctx, a, folder, argv):
                     rounds=ctx.rounds, quick=ctx.quick, boots=ctx.boots,
                     argv=["scripts/reproduce", *argv])
     meta["seconds"] = round(time.monotonic() - start)
+    refs = {name: {**info, "like": reference.LIKE.get(info.get("scheduler")),
+                   "kernel_release": outcome.references.get(name, {}).get("kernel_release", ""),
+                   "config_sha256": config_hash(reference.ROOT / name / "obj" / ".config")}
+            for name, info in references_for(exp, ctx.references).items()}
     doc = document(exp, outcome.runs, outcome.benches, outcome.commands,
-                   outcome.failures, meta)
+                   outcome.failures, meta, refs)
     json_path, png, _ = save(doc, folder)
     problems = validate(json.loads(json_path.read_text())) + check_png(png)
     if ctx.quick and outcome.failures:

@@ -4,7 +4,8 @@
 # Usage: class_bench.sh "CLASSES" ROUNDS SCALE [SUITE [ULELOAD [BENCHES [APPS]]]]
 #
 # Switches every normal task between CLASSES (kernel.sched_class) within
-# one boot and runs each benchmark ROUNDS times per class, rotating which
+# one boot (on a reference kernel, which has no kernel.sched_class, CLASSES
+# is one name for its own scheduler) and runs each benchmark ROUNDS times per class, rotating which
 # class goes first every round so drift of a shared host spreads evenly.
 # A class may name scheduler features to set while it runs, as
 # CLASS:FEAT[+FEAT...] (bmq:NO_HRTICK_BMQ, cfs:WAKE_IDLE_LONGEST): they
@@ -49,7 +50,7 @@ uleload=${5:-}
 only=${6:-}
 K=/proc/sys/kernel/sched_class
 cpus=$(nproc)
-first=$(cat $K)
+first=$(cat $K 2>/dev/null)
 
 # Wakeup-heavy loads: many hackbench groups, a pipe ping-pong, perf's
 # messaging with threads and pipes, sysbench threads (mutex + yield) and
@@ -207,6 +208,13 @@ use() {
 		echo "$(feature_undo "$_f")" >$F || { echo "undoing $_f failed"; exit 1; }
 	done
 	set_feats=""
+	if [ ! -e $K ]; then
+		# A reference kernel (scripts/reference-kernel): its own scheduler
+		# runs everything, and its variant (prjc-bmq) is only a name.
+		case $1 in cfs | ule | bmq | muqss | *:*) echo "no $K: cannot run $1"; exit 1 ;; esac
+		sleep 1
+		return
+	fi
 	if [ -n "$share0" ] && [ "$(cat $R)" != "$share0" ]; then
 		echo "$share0" >$R || { echo "rqshare $share0 failed"; exit 1; }
 	fi
@@ -249,5 +257,5 @@ while [ $r -lt "$rounds" ]; do
 		done
 	done
 done
-use "$first"
+[ -z "$first" ] || use "$first"
 echo "watchdog $(dmesg | grep -c "sched: watchdog:")"
