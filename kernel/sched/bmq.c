@@ -20,7 +20,7 @@
 /* Slice length in ns: "sched_timeslice=2" halves it. */
 static u64 bmq_slice_ns __read_mostly = (u64)BMQ_SLICE_DEFAULT_MS << BMQ_SLICE_SHIFT;
 
-/* kernel.sched_bmq_yield_type: 0 no-op, 1 worst boost and requeue, 2 skip once. */
+/* kernel.sched_bmq_yield_type: 0 no-op, 1 worst boost, 2 skip once. */
 static int sysctl_sched_bmq_yield_type = 1;
 
 /*
@@ -288,9 +288,11 @@ static void yield_task_bmq(struct rq *rq)
 
 	switch (READ_ONCE(sysctl_sched_bmq_yield_type)) {
 	case 1:
-		/* Worst boost, behind every task of its new level. */
+		/*
+		 * Worst boost, used from its next requeue on: the task keeps
+		 * its place, so it runs on if it is still the first waiter.
+		 */
 		curr->bmq.boost = BMQ_MAX_ADJ;
-		bmq_requeue(rq, curr);
 		break;
 	case 2:
 		if (rq->bmq.nr > 1)

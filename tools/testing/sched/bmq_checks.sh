@@ -41,6 +41,10 @@
 #      only on a level change): one of three nice 0 spinners sharing
 #      CPU 1, its affinity flipped between CPU 1 and CPUs 0-1 as fast as
 #      another task can, still gets about a third of the CPU.
+# On Project C's original BMQ (ORIGINAL=1, see bmq_lib.sh) the same points
+# observe through standard interfaces (the boost from /proc/<pid>/stat's
+# priority, sched:sched_migrate_task, sched:sched_pi_setprio, its
+# kernel.yield_type) and those that need ours print "# SKIP".
 # Usage: bmq_checks.sh OUTDIR ULELOAD [SLICE_MS]
 out=${1:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
 uleload=${2:?usage: $0 OUTDIR ULELOAD [SLICE_MS]}
@@ -50,14 +54,31 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ule_lib.sh"
 . "$here/bmq_lib.sh"
 mkdir -p "$out"
-Y=$K/sched_bmq_yield_type
+yname=sched_bmq_yield_type
+[ $ORIGINAL = 1 ] && yname=yield_type
+Y=$K/$yname
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
 echo "1..42"
+if [ $ORIGINAL = 1 ]; then
+	echo "# kernel: Project C original"
+else
+	echo "# kernel: schedlab"
+fi
 
-# a. Classes and the bmq.* lines of every task.
-check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
+# a. Classes and the bmq.* lines of every task; on the original the boot
+# message names the scheduler and only the boost is read (bmq_read).
+if [ $ORIGINAL = 1 ]; then
+	banner=$(dmesg 2>/dev/null | grep -o 'sched/bmq: BMQ CPU Scheduler [^ ]*' | head -n 1)
+	if [ -n "$banner" ]; then
+		ok "the kernel runs Project C's BMQ: $banner"
+	else
+		not_ok "the kernel runs Project C's BMQ: no 'sched/bmq: BMQ CPU Scheduler' boot message"
+	fi
+else
+	check "$(cat $K/sched_class)" bmq "kernel.sched_class is bmq"
+fi
 max_slice=$(slice_max_us "$slice_ms")
 bad=""
 badbmq=""
@@ -74,11 +95,13 @@ for stat in /proc/[0-9]*/task/[0-9]*/stat; do
 	case $s_policy in
 	0|3|5)
 		normal=$((normal + 1))
-		[ "$s_class" = bmq ] || { bad="$bad $id:$s_class"; continue; }
+		[ $ORIGINAL = 1 ] || [ "$s_class" = bmq ] || { bad="$bad $id:$s_class"; continue; }
 		[ $((flags & PF_KTHREAD)) -ne 0 ] && kthreads=$((kthreads + 1))
 		lo=-7
 		[ "$s_policy" = 0 ] || lo=0
-		if int_between "$b_boost" $lo 7 && int_between "$s_prio" 100 139 &&
+		if [ $ORIGINAL = 1 ]; then
+			int_between "$b_boost" $lo 7 || badbmq="$badbmq $id:[$(bmq_state)]"
+		elif int_between "$b_boost" $lo 7 && int_between "$s_prio" 100 139 &&
 			[ "$b_level" = $(((s_prio - 100 + 7 + b_boost) / 2)) ] &&
 			int_between "$b_slice" -1000000 $max_slice; then
 			:
@@ -88,21 +111,32 @@ for stat in /proc/[0-9]*/task/[0-9]*/stat; do
 		;;
 	*)
 		others=$((others + 1))
+		[ $ORIGINAL = 1 ] && continue
 		case $s_class in rt|dl|stop) ;; *) bad="$bad $id:policy$s_policy:$s_class" ;; esac
 		;;
 	esac
 done
 echo "# $normal normal-policy tasks ($kthreads kernel threads), $others realtime or deadline tasks"
 [ "$normal" -gt 0 ] || bad="no-normal-task-read"
-check "$(echo ${bad:-none} | cut -d' ' -f1-10)" none \
-	"every normal task is on bmq, the others on rt/dl/stop"
+if [ $ORIGINAL = 1 ]; then
+	skip_original "every normal task is on bmq, the others on rt/dl/stop" \
+		"no class per task: one scheduler for all, no /proc/<pid>/sched"
+else
+	check "$(echo ${bad:-none} | cut -d' ' -f1-10)" none \
+		"every normal task is on bmq, the others on rt/dl/stop"
+fi
 if [ "$kthreads" -gt 0 ]; then
 	ok "$kthreads normal-policy kernel threads seen"
 else
 	not_ok "normal-policy kernel threads seen (none)"
 fi
-check "$(echo ${badbmq:-none} | cut -d' ' -f1-20)" none \
-	"bmq.* lines consistent (boost -7..7, 0..7 for batch/idle; level from prio and boost)"
+if [ $ORIGINAL = 1 ]; then
+	check "$(echo ${badbmq:-none} | cut -d' ' -f1-20)" none \
+		"boost -7..7, 0..7 for batch/idle, from /proc/<pid>/stat (level and slice not exported)"
+else
+	check "$(echo ${badbmq:-none} | cut -d' ' -f1-20)" none \
+		"bmq.* lines consistent (boost -7..7, 0..7 for batch/idle; level from prio and boost)"
+fi
 
 # b. Boost and deboost. A new task starts at +7; sleeping 9 ms (more
 # than a slice) after runs of 1 ms boosts it on every wakeup.
@@ -229,26 +263,28 @@ else
 	not_ok "nice 2 spinner starves beside nice 0: ${ms_b} ms against ${ms_a} ms in 2 s"
 fi
 
-# d. kernel.sched_bmq_yield_type.
-check "$(cat $Y)" 1 "kernel.sched_bmq_yield_type defaults to 1"
+# d. kernel.sched_bmq_yield_type (kernel.yield_type on the original).
+check "$(cat $Y)" 1 "kernel.$yname defaults to 1"
 for v in 3 -1 abc ''; do
-	check "$("$uleload" write $Y "$v")" EINVAL "kernel.sched_bmq_yield_type rejects '$v' with EINVAL"
+	check "$("$uleload" write $Y "$v")" EINVAL "kernel.$yname rejects '$v' with EINVAL"
 done
 for v in 0 2 1; do
 	"$uleload" write $Y $v >/dev/null
-	check "$(cat $Y)" $v "kernel.sched_bmq_yield_type takes $v"
+	check "$(cat $Y)" $v "kernel.$yname takes $v"
 done
 # What each type does to a task calling sched_yield() in a loop beside a
 # spinner of its level: 0 keeps it running until its slice ends (they
-# share), 1 (requeue) and 2 (skip once) hand the CPU to the spinner. What
-# the yielder still gets then is the cost of one yield-and-switch pass per
-# slice of the spinner, 8-16 % on the emulated debug kernel depending on
-# host load: the bound tells handing over from sharing, not that cost.
+# share); 1 sets the worst boost, which a yielder at +7 already has, and
+# keeps its place (Project C requeues it not: it shares as with 0); 2
+# (skip once) hands the CPU to the spinner. What the yielder still gets
+# then is the cost of one yield-and-switch pass per slice of the spinner,
+# 8-16 % on the emulated debug kernel depending on host load: the bound
+# tells handing over from sharing, not that cost.
 for v in 0 1 2; do
 	"$uleload" write $Y $v >/dev/null
 	pair "$uleload" yielder 30
 	pct=$((ms_b * 100 / (total + 1)))
-	if [ $v = 0 ]; then
+	if [ $v != 2 ]; then
 		lo=30 hi=70
 	else
 		lo=0 hi=25
@@ -273,30 +309,47 @@ pinned=$!
 sleep 1
 kill -USR1 $pinned
 sleep 2
-pulls=$(grep -c "task_migrate: .* src=0 .* reason=idle_balance" $T/trace)
+ev=task_migrate
+if [ $ORIGINAL = 1 ]; then
+	ev=sched_migrate_task
+	pulls=$(idle_pulls 0 "" 0)
+else
+	pulls=$(grep -c "task_migrate: .* src=0 .* reason=idle_balance" $T/trace)
+fi
 want=$(($(nproc) - 1))
 [ $want -gt 3 ] && want=3
 if [ "$pulls" -ge $want ]; then
-	ok "task_migrate: $pulls idle pulls from CPU 0 within 2 s of unpinning"
+	ok "$ev: $pulls idle pulls from CPU 0 within 2 s of unpinning"
 else
-	not_ok "task_migrate: $pulls idle pulls from CPU 0 within 2 s of unpinning (want >= $want)"
-	grep "task_migrate" $T/trace | tail -10 | sed 's/^/# /'
+	not_ok "$ev: $pulls idle pulls from CPU 0 within 2 s of unpinning (want >= $want)"
+	grep "$ev" $T/trace | tail -10 | sed 's/^/# /'
 fi
 migrations_off
 kill $pinned 2>/dev/null
 wait $pinned 2>/dev/null
 
-# g. kernel.sched_bmq_wakeup_gran_us.
+# g. kernel.sched_bmq_wakeup_gran_us. Project C has no such setting: its
+# mean wait is printed for comparison with 0.
 G=$K/sched_bmq_wakeup_gran_us
-check "$(cat $G)" 1000 "kernel.sched_bmq_wakeup_gran_us defaults to 1000"
+nogran="no wakeup granularity, a better level preempts at once"
+if [ $ORIGINAL = 1 ]; then
+	skip_original "kernel.sched_bmq_wakeup_gran_us defaults to 1000" "$nogran"
+else
+	check "$(cat $G)" 1000 "kernel.sched_bmq_wakeup_gran_us defaults to 1000"
+fi
 for v in 1000001 -1 abc ''; do
-	check "$("$uleload" write $G "$v")" EINVAL "kernel.sched_bmq_wakeup_gran_us rejects '$v' with EINVAL"
+	if [ $ORIGINAL = 1 ]; then
+		skip_original "kernel.sched_bmq_wakeup_gran_us rejects '$v' with EINVAL" "$nogran"
+	else
+		check "$("$uleload" write $G "$v")" EINVAL "kernel.sched_bmq_wakeup_gran_us rejects '$v' with EINVAL"
+	fi
 done
 # wait_per_run GRAN_US: a sleeper (100 us runs, 9 ms sleeps, so boosted
 # to -7) and a spinner (+7) on CPU 1; sets per_run to the sleeper's mean
-# wait in us each time it got the CPU, over 2 s.
+# wait in us each time it got the CPU, over 2 s (on the original, which
+# has no GRAN_US to set, as it is).
 wait_per_run() {
-	"$uleload" write $G "$1" >/dev/null
+	[ $ORIGINAL = 1 ] || "$uleload" write $G "$1" >/dev/null
 	taskset -c 1 "$uleload" spinner 30 >/dev/null &
 	_sp=$!
 	taskset -c 1 "$uleload" sleeper 100 9000 30 >/dev/null &
@@ -312,15 +365,20 @@ wait_per_run() {
 	per_run=$(((wait_ns - w0) / ((runs - r0) * 1000 + 1)))
 	echo "# wakeup_gran_us=$1: $((runs - r0)) runs, mean wait $per_run us"
 }
-wait_per_run 0
-now=$per_run
-wait_per_run 1000000
-late=$per_run
-"$uleload" write $G 1000 >/dev/null
-if [ $late -ge 500 ] && [ $late -ge $((4 * now)) ]; then
-	ok "a wakeup preempts at once with 0 ($now us per run), waits with 1 s ($late us)"
+if [ $ORIGINAL = 1 ]; then
+	wait_per_run "none (Project C)"
+	skip_original "a wakeup preempts at once with 0, waits with 1 s" "$nogran"
 else
-	not_ok "a wakeup preempts at once with 0 ($now us per run), waits with 1 s ($late us)"
+	wait_per_run 0
+	now=$per_run
+	wait_per_run 1000000
+	late=$per_run
+	"$uleload" write $G 1000 >/dev/null
+	if [ $late -ge 500 ] && [ $late -ge $((4 * now)) ]; then
+		ok "a wakeup preempts at once with 0 ($now us per run), waits with 1 s ($late us)"
+	else
+		not_ok "a wakeup preempts at once with 0 ($now us per run), waits with 1 s ($late us)"
+	fi
 fi
 
 # h. HRTICK_BMQ. run_per_pick: two spinners on CPU 1 for 2 s; sets
@@ -346,18 +404,29 @@ run_per_pick() {
 }
 slice_us=$(slice_max_us "$slice_ms")
 run_per_pick
-if grep -qw HRTICK_BMQ $F && int_between $per_pick $((slice_us * 3 / 4)) $((slice_us * 5 / 4)); then
+# Project C's hrtick is always on (HIGH_RES_TIMERS) and has no switch.
+if [ $ORIGINAL = 1 ]; then
+	if int_between $per_pick $((slice_us * 3 / 4)) $((slice_us * 5 / 4)); then
+		ok "Project C's hrtick: spinners run $per_pick us per pick (slice $slice_us us)"
+	else
+		not_ok "Project C's hrtick: spinners run $per_pick us per pick, want about $slice_us"
+	fi
+elif grep -qw HRTICK_BMQ $F && int_between $per_pick $((slice_us * 3 / 4)) $((slice_us * 5 / 4)); then
 	ok "HRTICK_BMQ (default): spinners run $per_pick us per pick (slice $slice_us us)"
 else
 	not_ok "HRTICK_BMQ (default): spinners run $per_pick us per pick, want about $slice_us; $(tr ' ' '\n' <$F | grep HRTICK)"
 fi
-echo NO_HRTICK_BMQ >$F
-run_per_pick
-echo HRTICK_BMQ >$F
-if [ $per_pick -gt $((slice_us * 13 / 10)) ]; then
-	ok "NO_HRTICK_BMQ: the tick ends slices late, $per_pick us per pick"
+if [ $ORIGINAL = 1 ]; then
+	skip_original "NO_HRTICK_BMQ: the tick ends slices late" "its hrtick cannot be turned off"
 else
-	not_ok "NO_HRTICK_BMQ: spinners run $per_pick us per pick, want above $((slice_us * 13 / 10))"
+	echo NO_HRTICK_BMQ >$F
+	run_per_pick
+	echo HRTICK_BMQ >$F
+	if [ $per_pick -gt $((slice_us * 13 / 10)) ]; then
+		ok "NO_HRTICK_BMQ: the tick ends slices late, $per_pick us per pick"
+	else
+		not_ok "NO_HRTICK_BMQ: spinners run $per_pick us per pick, want above $((slice_us * 13 / 10))"
+	fi
 fi
 events_on timer/hrtimer_expire_entry
 taskset -c 1 "$uleload" sleeper 1000 20000 3 >/dev/null
@@ -374,23 +443,41 @@ echo "# sleeper on CPU 1 for 3 s: $fires hrtick expiries, $idle_fires into the i
 # (110), five levels better at its boost, until it unlocks 5 s later.
 # The main thread prints "tids" only then: the boosted owner keeps it,
 # nice 0 on the same CPU, off the CPU meanwhile (strict levels).
+# On the original, whose normal prios are 7 above ours (117 at nice -10),
+# the owner's prio is the newprio of its last sched:sched_pi_setprio (127,
+# its own, if none) and its boost its stat priority less that, in -7..7.
+owner_read() {
+	if [ $ORIGINAL = 1 ]; then
+		s_prio=$(sed -n "s/.* sched_pi_setprio: .* pid=$owner .* newprio=\([0-9]*\).*/\1/p" \
+			$T/trace | tail -n 1)
+		s_prio=${s_prio:-127}
+		b_boost=$(($(stat_field $pi/task/$owner 18) + 100 - s_prio))
+		_state="prio $s_prio boost $b_boost (sched_pi_setprio, stat)"
+		int_between "$b_boost" -7 7 && [ "$s_prio" = "$1" ]
+	else
+		bmq_read /proc/$pi/task/$owner/sched
+		_state=$(bmq_state)
+		[ "$s_prio" = "$1" ] && [ "$b_level" = $((($1 - 100 + 7 + b_boost) / 2)) ]
+	fi
+}
+pi_prio=110 own_prio=120
+if [ $ORIGINAL = 1 ]; then
+	pi_prio=117 own_prio=127
+	events_on sched/sched_pi_setprio
+fi
 pi_start $out/pi.txt -10
 sleep 0.5
-bmq_read /proc/$pi/task/$owner/sched
-echo "# owner $owner: $(bmq_state); waiter $waiter"
-if [ "$s_prio" = 110 ] && [ "$b_level" = $(((110 - 100 + 7 + b_boost) / 2)) ]; then
-	ok "the PI mutex's owner runs at its nice -10 waiter's level: $(bmq_state)"
-else
-	not_ok "the PI mutex's owner runs at its nice -10 waiter's level: $(bmq_state)"
-fi
+if owner_read $pi_prio; then res=ok; else res=not_ok; fi
+echo "# owner $owner: $_state; waiter $waiter"
+$res "the PI mutex's owner runs at its nice -10 waiter's level: $_state"
 check "$(wait_line $out/pi.txt unlocked 80)" "$owner" "the owner unlocks"
 sleep 0.3
-bmq_read /proc/$pi/task/$owner/sched
-if [ "$s_prio" = 120 ] && [ "$b_level" = $(((120 - 100 + 7 + b_boost) / 2)) ]; then
-	ok "after unlocking, the owner is back at its own level: $(bmq_state)"
+if owner_read $own_prio; then
+	ok "after unlocking, the owner is back at its own level: $_state"
 else
-	not_ok "after unlocking, the owner is back at its own level: $(bmq_state)"
+	not_ok "after unlocking, the owner is back at its own level: $_state"
 fi
+[ $ORIGINAL = 1 ] && events_off sched/sched_pi_setprio
 grep -E "lock failed|setpriority failed" $out/pi.txt | sed 's/^/# /'
 kill $pi 2>/dev/null
 wait $pi 2>/dev/null
@@ -415,12 +502,16 @@ migrations_off
 nms=$(((n1 - n0) / 1000000))
 tms=$(((t1 - t0) / 1000000))
 echo "# over 2 s: normal spinner $nms ms, RT spinner $tms ms"
-moved=$(grep -c "task_migrate: pid=$sp .* src=1 .* reason=idle_balance" $T/trace)
+if [ $ORIGINAL = 1 ]; then
+	moved=$(idle_pulls 1 $sp 0)
+else
+	moved=$(grep -c "task_migrate: pid=$sp .* src=1 .* reason=idle_balance" $T/trace)
+fi
 if [ "$moved" -ge 1 ]; then
 	ok "an idle CPU pulled the BMQ task from behind the RT task"
 else
 	not_ok "an idle CPU pulled the BMQ task from behind the RT task"
-	grep "task_migrate: pid=$sp " $T/trace | tail -5 | sed 's/^/# /'
+	grep "migrate.* pid=$sp " $T/trace | tail -5 | sed 's/^/# /'
 fi
 [ "$tms" -gt 0 ] && [ $((nms * 2)) -ge "$tms" ] &&
 	ok "the BMQ task runs at least half as much as the RT task ($nms ms vs $tms ms)" ||
@@ -486,7 +577,11 @@ kicks() {
 	_c1=$(cal_idle)
 	migrations_off
 	ipis=$((_c1 - _c0))
-	pulled=$(grep "reason=idle_balance" $T/trace | grep -vc " dst=[01] ")
+	if [ $ORIGINAL = 1 ]; then
+		pulled=$(idle_pulls "" "" 2)
+	else
+		pulled=$(grep "reason=idle_balance" $T/trace | grep -vc " dst=[01] ")
+	fi
 	echo "# $_label: $ipis function-call IPIs to CPUs 2-$(($(nproc) - 1)), $pulled pulls there in 10 s"
 	kill $_sps 2>/dev/null
 	wait $_sps 2>/dev/null
@@ -498,9 +593,13 @@ kicks "bmq, pinned (baseline)" 0 1
 base=$ipis
 kicks "bmq, allowed on CPUs 0-1" 0,1
 bmq_ipis=$ipis bmq_pulled=$pulled
-echo cfs >$K/sched_class
-kicks "cfs, allowed on CPUs 0-1" 0,1
-echo bmq >$K/sched_class
+if [ $ORIGINAL = 1 ]; then
+	ipis=n/a
+else
+	echo cfs >$K/sched_class
+	kicks "cfs, allowed on CPUs 0-1" 0,1
+	echo bmq >$K/sched_class
+fi
 if [ "$bmq_ipis" -le $((base + 150)) ]; then
 	ok "idle CPUs outside the waiters' affinity are not kicked ($bmq_ipis IPIs, pinned $base, cfs $ipis)"
 else

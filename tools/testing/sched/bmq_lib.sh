@@ -1,16 +1,78 @@
 # Helpers of the BMQ guest tests (bmq_checks.sh, bmq_smt.sh); source
 # after tap.sh and ule_lib.sh (now_cs, cpu_ns, wait_line, events_on).
-migrations_on() { events_on sched_events/task_migrate; }
-migrations_off() { events_off sched_events/task_migrate; }
+
+# ORIGINAL=1 on Project C's original BMQ (6.1 with its patch, which
+# replaces the core scheduler): no kernel.sched_class, and its own
+# kernel.yield_type (ours is kernel.sched_bmq_yield_type; MuQSS's
+# kernel.sched_muqss_yield_type). It has no bmq.* lines (no SCHED_DEBUG)
+# and no sched_events tracepoints, only the standard interfaces.
+if [ ! -e $K/sched_class ] && [ -e $K/yield_type ]; then
+	ORIGINAL=1
+else
+	ORIGINAL=0
+fi
+
+# skip_original DESCRIPTION WHY: a point only our interfaces show.
+skip_original() { ok "$1 # SKIP not observable on Project C ($2)"; }
+
+if [ $ORIGINAL = 1 ]; then
+	migrations_on() { events_on sched/sched_migrate_task; }
+	migrations_off() { events_off sched/sched_migrate_task; }
+else
+	migrations_on() { events_on sched_events/task_migrate; }
+	migrations_off() { events_off sched_events/task_migrate; }
+fi
+
+# idle_pulls SRC PID DSTMIN, on the original: the sched_migrate_task lines
+# in the trace buffer of uleload tasks (PID, "" for any) moved off CPU SRC
+# ("" for any) to a CPU DSTMIN or above, recorded on that CPU. The event
+# has no reason; an idle pull is the move the taking CPU makes itself (a
+# wakeup places on the waker's CPU, an affinity change moves from the
+# source's stopper), and a spinner never wakes.
+idle_pulls() {
+	awk -v src="$1" -v pid="$2" -v lo="${3:-0}" '/ sched_migrate_task: comm=uleload / {
+		c = -1; o = -1; d = -1; p = ""
+		for (i = 1; i <= NF; i++)
+			if (c < 0 && $i ~ /^\[[0-9]+\]$/) c = substr($i, 2) + 0
+			else if ($i ~ /^pid=/) p = substr($i, 5)
+			else if ($i ~ /^orig_cpu=/) o = substr($i, 10) + 0
+			else if ($i ~ /^dest_cpu=/) d = substr($i, 10) + 0
+		if ((src == "" || o == src + 0) && (pid == "" || p == pid) &&
+			d != o && d == c && d >= lo + 0)
+			n++
+	} END { print n + 0 }' $T/trace
+}
 
 # bmq_read SCHEDFILE: sets s_class, s_policy, s_prio and b_* (empty if
-# absent); fails if the task is gone.
+# absent); fails if the task is gone. On the original only s_policy,
+# s_prio (120 + nice, as ours) and b_boost, from the stat file beside
+# SCHEDFILE: Project C's priority field (18) is prio + boost - 100, its
+# normal prio 7 above ours (127 at nice 0); wrong while a PI mutex lends
+# a priority.
 bmq_read() {
 	s_class= s_policy= s_prio= b_boost= b_level= b_static= b_slice= b_queued=
+	if [ $ORIGINAL = 1 ]; then
+		read -r _l 2>/dev/null <"${1%/sched}/stat" || return 1
+		set -- ${_l##*) }
+		shift 15
+		_pr=$1
+		s_prio=$((120 + $2))
+		shift 23
+		s_policy=$1
+		case $s_policy in
+		0|3|5) b_boost=$((_pr + 100 - 7 - s_prio)) ;;
+		*) s_prio=$((_pr + 100)) ;;
+		esac
+		return 0
+	fi
 	_ule_parse 2>/dev/null <"$1" && [ -n "$s_class" ]
 }
 
 bmq_state() {
+	if [ $ORIGINAL = 1 ]; then
+		echo "prio $s_prio boost $b_boost (from stat)"
+		return
+	fi
 	echo "prio $s_prio boost $b_boost level $b_level static_level $b_static" \
 		"slice_us $b_slice queued $b_queued"
 }
@@ -56,6 +118,10 @@ rr_interval_check() {
 # its bmq.slice_us never above MS ms (Project C's MS << 20 ns) and above
 # half of that at least once.
 slice_check() {
+	if [ $ORIGINAL = 1 ]; then
+		skip_original "slice of $2 ms: bmq.slice_us" "no bmq.slice_us, the slice left is not exported"
+		return
+	fi
 	_max=$(slice_max_us "$2")
 	taskset -c "$3" "$1" spinner 60 >/dev/null &
 	_sp=$!
