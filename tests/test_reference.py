@@ -12,6 +12,7 @@ otherwise."""
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -206,3 +207,28 @@ def test_bmq_checks_on_project_c(prjc_kernel, tmp_path):
     assert "# kernel: Project C original" in res.output
     points = re.findall(r"^(?:not )?ok \d+ ", res.output, re.M)
     assert len(points) == 42, res.output[-3000:]
+
+
+# -- class_bench.sh on a kernel without kernel.sched_class ------------------
+
+needs_plain_host = pytest.mark.skipif(
+    Path("/proc/sys/kernel/sched_class").exists() or os.geteuid() != 0
+    or not shutil.which("perf"),
+    reason="needs root, perf and a host kernel without kernel.sched_class")
+
+
+@needs_plain_host
+def test_class_bench_runs_a_reference_variant_every_round():
+    """This machine's kernel has no kernel.sched_class, as a reference
+    kernel has not: class_bench.sh runs the one variant in every round
+    (the rotation of a single name once lost it after round 2), and
+    refuses a class of ours there."""
+    script = str(GUEST_TESTS / "class_bench.sh")
+    res = subprocess.run(["sh", script, "prjc-bmq", "3", "0", "wakeup", "", "pipe"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert re.findall(r"^result pipe prjc-bmq (\d) \d", res.stdout, re.M) == ["1", "2", "3"]
+    res = subprocess.run(["sh", script, "cfs bmq", "1", "0", "wakeup", "", "pipe"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1
+    assert "no /proc/sys/kernel/sched_class: cannot run cfs" in res.stdout

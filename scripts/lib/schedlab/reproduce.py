@@ -1283,9 +1283,9 @@ def class_bench(ctx, topology, tag, suite, scale, benches, only="", suffix="",
              "unit": benches[name]["unit"], "topology": topology}
             for name, per_class in rounds.items() if name in benches
             for cls, values in per_class.items() for rnd, value in values.items()]
-    failed = {(b, c) for b, c, _ in failures}
-    missing = [(b, c) for b in commands for c in classes
-               if not rounds.get(b, {}).get(c) and (b, c) not in failed]
+    failed = {(b, c, int(r)) for b, c, r in failures if str(r).isdigit()}
+    missing = [(b, c, r) for b in commands for c in classes for r in range(1, ctx.rounds + 1)
+               if str(r) not in rounds.get(b, {}).get(c, {}) and (b, c, r) not in failed]
     if not runs:
         raise ReproduceError(f"class_bench.sh gave no result on {topology} (exit "
                              f"{boot.status}); output in {boot.files}")
@@ -1293,7 +1293,8 @@ def class_bench(ctx, topology, tag, suite, scale, benches, only="", suffix="",
         runs=runs, benches={name + suffix: benches[name] for name in rounds if name in benches},
         commands={name + suffix: cmd for name, cmd in commands.items()},
         failures=[class_bench_failure(f, suffix) for f in failures] +
-                 [{"bench": b + suffix, "variant": c, "why": "no run"} for b, c in missing],
+                 [{"bench": b + suffix, "variant": c, "round": r, "why": "no run"}
+                  for b, c, r in missing],
         release=boot.release)
 
 

@@ -245,8 +245,9 @@ while [ $r -lt "$rounds" ]; do
 	i=1
 	while [ $i -lt $r ]; do
 		set -- $order
+		_head=$1
 		shift
-		order="$* ${order%% *}"
+		order="$* $_head"
 		i=$((i + 1))
 	done
 	for cls in $order; do
