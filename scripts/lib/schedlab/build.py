@@ -157,10 +157,10 @@ def run_make(args, what, verbose=False, log=say):
     return proc.returncode, compiled[0]
 
 
-def make_command(obj, jobs=None):
-    """make on the prepared tree with objects in `obj`, through ccache
-    when it is installed."""
-    args = ["make", "-C", str(paths.TREE), f"O={obj}", f"-j{jobs or os.cpu_count()}"]
+def make_command(obj, jobs=None, tree=None):
+    """make on `tree` (default: the prepared tree) with objects in `obj`,
+    through ccache when it is installed."""
+    args = ["make", "-C", str(tree or paths.TREE), f"O={obj}", f"-j{jobs or os.cpu_count()}"]
     if shutil.which("ccache"):
         args.append("CC=ccache gcc")
     return args

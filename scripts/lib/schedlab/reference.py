@@ -183,9 +183,7 @@ def apply_patch(tree, patch):
 
 
 def make(tree, obj, targets, jobs, verbose, log):
-    args = ["make", "-C", str(tree), f"O={obj}", f"-j{jobs}"]
-    if shutil.which("ccache"):
-        args.append("CC=ccache gcc")
+    args = build.make_command(obj, jobs, tree)
     rc, compiled = build.run_make(args + list(targets), f"reference {' '.join(targets)}",
                                   verbose, log)
     if rc:
@@ -225,7 +223,7 @@ def build_reference(patch, name, scheduler="bmq", target="bzImage", jobs=None,
     patch = Path(patch).resolve()
     jobs = jobs or os.cpu_count()
     digest = hashlib.sha256()
-    digest.update(Path(patch).read_bytes())
+    digest.update(patch.read_bytes())
     digest.update(Path(__file__).read_bytes())
     digest.update(scheduler.encode())
     digest.update(FRAGMENT.read_bytes())
@@ -235,13 +233,13 @@ def build_reference(patch, name, scheduler="bmq", target="bzImage", jobs=None,
     info = info_of(name)
     if not stamp.exists() or stamp.read_text() != digest.hexdigest() or info is None:
         stamp.unlink(missing_ok=True)
-        log(f"reference-kernel: {name}: 6.1.192 + {Path(patch).name}")
+        log(f"reference-kernel: {name}: 6.1.192 + {patch.name}")
         tree = worktree(name, log)
         apply_patch(tree, patch)
         fixups = apply_fixups(tree, log)
         obj.mkdir(parents=True, exist_ok=True)
         configure(tree, obj, scheduler, jobs, verbose, log)
-        info = {"name": name, "patch": str(Path(patch).resolve()), "patch_sha256": sha256(patch),
+        info = {"name": name, "patch": str(patch), "patch_sha256": sha256(patch),
                 "patch_subject": patch_subject(patch), "scheduler": scheduler,
                 "base": Tree().source.name, "fixups": fixups}
         (ROOT / name / "info.json").write_text(json.dumps(info, indent=1) + "\n")
