@@ -216,22 +216,29 @@ def configure(config, log=say, verbose=False):
             make(config, "mod2noconfig", verbose=verbose, log=log)
     else:
         make(config, "allnoconfig", verbose=verbose, log=log)
-    merge = paths.TREE / "scripts/kconfig/merge_config.sh"
-    proc = subprocess.run(["sh", str(merge), "-m", "-O", str(obj), str(obj / ".config"),
-                           *map(str, frags)], capture_output=True, text=True)
-    if proc.returncode:
-        raise BuildError(proc.stdout + proc.stderr)
-    make(config, "olddefconfig", verbose=verbose, log=log)
-    have = read_config(obj / ".config")
-    want = {}
-    for f in frags:
-        want.update({k: (v, f.name) for k, v in parse_fragment(f).items()})
-    missing = [f"{key}={val} (got {have.get(key)}) from {name}"
-               for key, (val, name) in want.items() if have.get(key) != val]
+    missing = merge_fragments(paths.TREE, obj, frags,
+                              lambda: make(config, "olddefconfig", verbose=verbose, log=log))
     if missing:
         raise BuildError("Kconfig did not keep these settings (a dependency is "
                          "missing from the fragment):\n  " + "\n  ".join(missing))
     stamp.write_text(digest.hexdigest())
+
+
+def merge_fragments(tree, obj, frags, olddefconfig):
+    """Merge the fragments into obj/.config with the tree's merge_config.sh,
+    run `olddefconfig()`, and return the settings Kconfig did not keep."""
+    merge = tree / "scripts/kconfig/merge_config.sh"
+    proc = subprocess.run(["sh", str(merge), "-m", "-O", str(obj), str(obj / ".config"),
+                           *map(str, frags)], capture_output=True, text=True)
+    if proc.returncode:
+        raise BuildError(proc.stdout + proc.stderr)
+    olddefconfig()
+    have = read_config(obj / ".config")
+    want = {}
+    for f in frags:
+        want.update({k: (v, f.name) for k, v in parse_fragment(f).items()})
+    return [f"{key}={val} (got {have.get(key)}) from {name}"
+            for key, (val, name) in want.items() if have.get(key) != val]
 
 
 def build(config="base", target="bzImage", jobs=None, log=say, verbose=False):

@@ -201,15 +201,8 @@ def configure(tree, obj, scheduler, jobs, verbose, log):
     frag = obj / "reference.fragment"
     frag.write_text("\n".join(lines) + "\n")
     make(tree, obj, ["allnoconfig"], jobs, verbose, log)
-    proc = subprocess.run(["sh", str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O",
-                           str(obj), str(obj / ".config"), str(frag)],
-                          capture_output=True, text=True)
-    if proc.returncode:
-        raise ReferenceError(proc.stdout + proc.stderr)
-    make(tree, obj, ["olddefconfig"], jobs, verbose, log)
-    have = build.read_config(obj / ".config")
-    lost = [f"{k}={v} (got {have.get(k)})" for k, v in build.parse_fragment(frag).items()
-            if have.get(k) != v]
+    lost = build.merge_fragments(tree, obj, [frag],
+                                 lambda: make(tree, obj, ["olddefconfig"], jobs, verbose, log))
     if lost:
         raise ReferenceError("Kconfig did not keep these settings of the reference "
                              "configuration:\n  " + "\n  ".join(lost))
