@@ -58,6 +58,15 @@ def test_smt_spread_one_spinner_per_core(smt_part):
 
 
 @muqss
+def test_smt_nice_not_ported(guest):
+    """MuQSS's SMT_NICE is a documented deviation (muqss.rst): on the smt
+    preset a nice 19 spinner beside a nice 0 one's sibling keeps its CPU."""
+    res = guest(f"sh {GUEST_TESTS}/muqss_smt_nice.sh", topology="smt", cmdline="sched=muqss",
+                timeout=300)
+    assert_tap(res.output, "muqss_smt_nice.sh")
+
+
+@muqss
 def test_pick_cost_suite_runs_under_both_classes(guest):
     """class_bench.sh --suite pick (the look's cost, muqss.rst "Measured")
     at smoke size: a value per class and round, no failure."""
