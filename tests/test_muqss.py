@@ -28,7 +28,7 @@ muqss = pytest.mark.muqss
 def test_checks_in_guest(guest, tmp_path_factory):
     out = tmp_path_factory.mktemp("muqss-checks")
     res = guest(f"sh {GUEST_TESTS}/muqss_checks.sh", topology="2x4", cmdline="sched=muqss",
-                outdir=out, timeout=420)
+                outdir=out, timeout=600)
     assert_tap(res.output, "muqss_checks.sh")
     assert "sched: normal tasks run on muqss (sched=)" in "\n".join(res.kernel_log())
 
