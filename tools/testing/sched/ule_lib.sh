@@ -124,12 +124,12 @@ pi_start() {
 
 T=/sys/kernel/tracing
 
-# events_on / events_off SYSTEM/EVENT: record one event into an empty
-# trace buffer, and stop recording it (the buffer stays for grep).
+# events_on / events_off SYSTEM/EVENT...: record the events into an empty
+# trace buffer, and stop recording them (the buffer stays for grep).
 events_on() {
 	echo 0 >$T/tracing_on
 	echo >$T/trace
-	echo 1 >$T/events/$1/enable
+	for _e; do echo 1 >$T/events/$_e/enable; done
 	echo 1 >$T/tracing_on
 }
-events_off() { echo 0 >$T/events/$1/enable; }
+events_off() { for _e; do echo 0 >$T/events/$_e/enable; done; }
