@@ -870,7 +870,7 @@ QUICK_BENCHES = {
     "sysbench-scaling": {f"sysbench-{b} 1x2" for b in ("threads", "mutex")},
     "wasted-cores": {f"{s} {m}" for s in ("group-imbalance", "overload-on-wakeup")
                      for m in ("job", "idle-while-overloaded")},
-    "smt-spread": {"2 spinners", "4 spinners", "8 spinners", "modelled throughput"},
+    "smt-spread": {"2 spinners", "5 spinners", "modelled throughput"},
     "starvation": {"hog alone", "hog beside the pool", "hog after the pool"},
     "unpin-spread": {"time to one per CPU", "CPUs without a spinner"},
     "interactivity-trace": {"starved threads", "fairness"},

@@ -299,12 +299,11 @@ def test_smt_run_models_seed_003s_curve_and_ignores_misplacement_checks():
 
 
 def test_smt_adapter_passes_the_counts_and_draws_the_curve(tmp_path):
-    output = marked(reproduce.SMT_MARK, {(1, c): smt_lines({2: 4, 4: 7, 8: 8}, samples=2)
+    output = marked(reproduce.SMT_MARK, {(1, c): smt_lines({2: 4, 5: 7}, samples=2)
                                          for c in reproduce.SHARE_CLASSES})
     runner, outcome, topologies = run_adapter(tmp_path, "smt-spread", output)
-    assert "COUNTS='2 4 8' sh " in runner.commands[0][0] and topologies == ["smt"]
-    assert set(outcome.benches) == {"2 spinners", "4 spinners", "8 spinners",
-                                    "modelled throughput"}
+    assert "COUNTS='2 5' sh " in runner.commands[0][0] and topologies == ["smt"]
+    assert set(outcome.benches) == {"2 spinners", "5 spinners", "modelled throughput"}
     assert not outcome.failures
     doc, report = save_doc(tmp_path, "smt-spread", outcome, topologies)
     assert "## smt-spread:" in report

@@ -54,14 +54,15 @@ def test_bad_value_after_a_good_one_keeps_the_good_one(guest):
                                          ("bmq", "ule"), ("cfs", "muqss"), ("muqss", "bmq")])
 def test_switch_at_run_time(guest, start, other):
     """Every normal task moves both ways under load, forks included; the
-    debug kernel must not warn (the harness fails on any splat)."""
-    res = guest(f"sh {GUEST_TESTS}/sched_class_switch.sh {other} 2",
+    debug kernel must not warn (the harness fails on any splat). One round
+    each way: repeated switches are the storm test's below."""
+    res = guest(f"sh {GUEST_TESTS}/sched_class_switch.sh {other} 1",
                 cmdline=f"sched={start}", timeout=400)
     assert_tap(res.output, f"sched={start}, switching to {other} and back")
     moves = [l for l in sched_lines(res) if "moved" in l]
     assert [m.split(" (")[0] for m in moves] == [
         f"sched: normal tasks moved from {start} to {other}",
-        f"sched: normal tasks moved from {other} to {start}"] * 2
+        f"sched: normal tasks moved from {other} to {start}"]
 
 
 def test_cfs_stress_hotplug_and_throttled_groups(guest):

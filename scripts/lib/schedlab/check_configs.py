@@ -6,7 +6,7 @@ Each cell is base.config without the options that only let the guests
 boot (BOOT_ONLY), plus a few lines (CELLS). For a cell the script
 configures build/check-configs/obj-CELL, checks that Kconfig kept the
 cell's own settings, builds vmlinux, then rebuilds kernel/sched/ with W=1
-and runs sparse (C=2) on it. A warning counts when it points into a file
+and runs sparse (C=2) on it (--ci: kernel/sched/ alone, with W=1). A warning counts when it points into a file
 the series adds or at a line its patches add (git diff against the
 prepared tree's "pristine" tag); upstream's own warnings are not ours.
 """
@@ -225,9 +225,12 @@ def configure(cell, jobs=None, verbose=False, log=build.say):
     return f"Kconfig did not keep {', '.join(lost)}" if lost else None
 
 
-def check_cell(cell, jobs=None, sparse=True, w1=True, verbose=False, log=build.say):
+def check_cell(cell, jobs=None, sparse=True, w1=True, verbose=False, log=build.say,
+               whole=True):
     """Configure, build vmlinux, then W=1 and sparse on kernel/sched/; a
-    result dict."""
+    result dict. whole=False (--ci) builds kernel/sched/ alone, with W=1:
+    our objects compile and warn nothing, without the rest of vmlinux and
+    its link."""
     start = time.time()
     obj = cell_dir(cell.name)
     result = {"cell": cell.name, "what": cell.what, "lines": cell.lines, "build": None,
@@ -241,8 +244,9 @@ def check_cell(cell, jobs=None, sparse=True, w1=True, verbose=False, log=build.s
                                      "SCHED_SANITY")
                          if have.get(f"CONFIG_{c}") == "y"]
     owned = our_lines()
-    steps = [("build", ["vmlinux"])]
-    if w1:
+    steps = [("build", ["vmlinux"] if whole else ["W=1", OUR_DIR])]
+    result["target"] = "vmlinux" if whole else OUR_DIR
+    if w1 and whole:
         steps.append(("w1", ["W=1", OUR_DIR]))
     if sparse:
         steps.append(("sparse", ["C=2", "CHECK=sparse", OUR_DIR]))
@@ -265,6 +269,8 @@ def check_cell(cell, jobs=None, sparse=True, w1=True, verbose=False, log=build.s
         result[step] = "clean" if not found else f"{len(found)} in our code"
         if accepted:
             result[step] += f" ({len(accepted)} upstream-pattern)"
+    if not whole and w1:
+        result["w1"] = result["build"]
     result["seconds"] = round(time.time() - start)
     return result
 
@@ -285,7 +291,10 @@ def table(results):
             continue
         classes = ", ".join(c.replace("SCHED_", "").lower() for c in r.get("classes", [])) or "-"
         mins = f"{r['seconds'] / 60:.1f}" if r.get("seconds") else ""
-        rows.append(f"| `{name}` | {r['what']} | {classes} | {r['build'] or 'not run'} | "
+        built = r["build"] or "not run"
+        if r.get("target", "vmlinux") != "vmlinux":
+            built = f"not built ({r['target']} {built})"
+        rows.append(f"| `{name}` | {r['what']} | {classes} | {built} | "
                     f"{r['w1'] or 'not run'} | {r['sparse'] or 'not run'} | {mins} |")
     return "\n".join(rows)
 
@@ -315,7 +324,8 @@ def parser():
                     help=f"cells to build, also comma-separated (default: all): "
                          f"{', '.join(CELLS)}")
     ap.add_argument("--ci", action="store_true",
-                    help=f"only the cell CI builds ({CI_CELL}), without sparse")
+                    help=f"only the cell CI builds ({CI_CELL}), kernel/sched/ alone with "
+                         "W=1 (not vmlinux), without sparse")
     ap.add_argument("--no-sparse", action="store_true", help="skip sparse (C=2)")
     ap.add_argument("--no-w1", action="store_true", help="skip the W=1 rebuild")
     ap.add_argument("--table", action="store_true",
@@ -350,7 +360,8 @@ def main(argv=None):
     results = load_results()
     failed = []
     for name in dict.fromkeys(names):
-        r = check_cell(CELLS[name], a.jobs, sparse=sparse, w1=not a.no_w1, verbose=a.verbose)
+        r = check_cell(CELLS[name], a.jobs, sparse=sparse, w1=not a.no_w1, verbose=a.verbose,
+                       whole=not a.ci)
         if not sparse:
             r["sparse"] = "skipped"
         if a.no_w1:
@@ -367,7 +378,7 @@ def main(argv=None):
             for line in lines:
                 print(f"check-configs: {name}: {step}: {line}")
         verdict = "clean" if clean(r) else "NOT clean"
-        print(f"check-configs: {name}: {verdict} (vmlinux {r['build']}, W=1 {r['w1']}, "
+        print(f"check-configs: {name}: {verdict} ({r['target']} {r['build']}, W=1 {r['w1']}, "
               f"sparse {r['sparse']}) in {build.minutes(r['seconds'] or 0)}", flush=True)
         if not clean(r):
             failed.append(name)

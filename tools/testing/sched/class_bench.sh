@@ -69,12 +69,12 @@ sbt="sysbench threads --threads=$((cpus * 2)) --thread-locks=4 --time=0 --events
 sbm="sysbench mutex --threads=$((cpus * 2)) --mutex-num=64 --mutex-loops=$mloops run"
 benches="hackbench pipe messaging sysbench-threads sysbench-mutex"
 
-# The frame task of suites bmq and muqss: 10 s beside each load (2 s
+# The frame task of suites bmq and muqss: 10 s beside each load (1 s
 # beside a fifth of it at smoke size); ml, the messaging loops per scale.
 case $suite in
 bmq | muqss)
 	[ -x "$uleload" ] || { echo "class_bench.sh: suite $suite needs ULELOAD"; exit 1; }
-	if [ "$scale" -eq 0 ]; then fsec=2 fdiv=5 ml=5; else fsec=10 fdiv=1 ml=$((50 * scale)); fi
+	if [ "$scale" -eq 0 ]; then fsec=1 fdiv=5 ml=5; else fsec=10 fdiv=1 ml=$((50 * scale)); fi
 	frames="$uleload frames 24 3000 $fsec"
 	;;
 esac
