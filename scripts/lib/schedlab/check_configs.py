@@ -6,9 +6,10 @@ Each cell is base.config without the options that only let the guests
 boot (BOOT_ONLY), plus a few lines (CELLS). For a cell the script
 configures build/check-configs/obj-CELL, checks that Kconfig kept the
 cell's own settings, builds vmlinux, then rebuilds kernel/sched/ with W=1
-and runs sparse (C=2) on it (--ci: kernel/sched/ alone, with W=1). A warning counts when it points into a file
-the series adds or at a line its patches add (git diff against the
-prepared tree's "pristine" tag); upstream's own warnings are not ours.
+and runs sparse (C=2) on it (--ci: kernel/sched/ alone, with W=1). A
+warning counts when it points into a file the series adds or at a line
+its patches add (git diff against the prepared tree's "pristine" tag);
+upstream's own warnings are not ours.
 """
 
 import argparse
@@ -244,10 +245,12 @@ def check_cell(cell, jobs=None, sparse=True, w1=True, verbose=False, log=build.s
                                      "SCHED_SANITY")
                          if have.get(f"CONFIG_{c}") == "y"]
     owned = our_lines()
-    steps = [("build", ["vmlinux"] if whole else ["W=1", OUR_DIR])]
     result["target"] = "vmlinux" if whole else OUR_DIR
-    if w1 and whole:
-        steps.append(("w1", ["W=1", OUR_DIR]))
+    if whole:
+        steps = [("build", ["vmlinux"])] + ([("w1", ["W=1", OUR_DIR])] if w1 else [])
+    else:
+        # One pass over kernel/sched/: with W=1 its build is the W=1 check.
+        steps = [("build", (["W=1"] if w1 else []) + [OUR_DIR])]
     if sparse:
         steps.append(("sparse", ["C=2", "CHECK=sparse", OUR_DIR]))
     for step, args in steps:

@@ -1543,9 +1543,17 @@ THROUGHPUT_UNIT = "fraction of ideal"
 # Spinner counts and sampling: every count of seed 003's figure, 8 samples
 # after 2 s each; --quick: two counts (2 and 5), 2 samples after 1 s.
 SMT_COUNTS = tuple(range(1, 9))
-SMT_ENV = "REPAIR=0 SETTLE_S=2 SAMPLES=8 COUNTS='1 2 3 4 5 6 7 8' "
 SMT_QUICK_COUNTS = (2, 5)
-SMT_QUICK_ENV = "REPAIR=0 SETTLE_S=1 SAMPLES=2 COUNTS='2 5' "
+
+
+def smt_env(counts, settle_s, samples):
+    """smt_spread.sh's environment for these counts and sampling."""
+    return (f"REPAIR=0 SETTLE_S={settle_s} SAMPLES={samples} "
+            f"COUNTS='{' '.join(map(str, counts))}' ")
+
+
+SMT_ENV = smt_env(SMT_COUNTS, 2, 8)
+SMT_QUICK_ENV = smt_env(SMT_QUICK_COUNTS, 1, 2)
 
 
 def parse_smt_run(lines, cores=SMT_CORES):
