@@ -33,6 +33,7 @@ static int sysctl_sched_bmq_wakeup_gran_us = 1000;
 #define BMQ_F_LISTED	0x01	/* on a level list of its CPU */
 #define BMQ_F_SLEPT	0x02	/* dequeued to sleep while running */
 #define BMQ_F_SAVED	0x04	/* dequeued for a change, still listed */
+#define BMQ_F_WOKEN	0x08	/* wakeup boost decided in select_task_rq() */
 
 static int __init bmq_setup_timeslice(char *str)
 {
@@ -217,18 +218,30 @@ static void update_curr_bmq(struct rq *rq)
 	curr->bmq.slice -= delta;
 }
 
+/*
+ * Project C's sched_task_ttwu(): the waker's CPU's task clock, as last
+ * updated there, minus the task clock of the wakee's CPU when it last ran
+ * (se.exec_start, updated by every accounting, as Project C's last_ran).
+ * A stale or lagging clock makes the difference wrap, which counts as a
+ * long sleep, as in Project C. Called with p->pi_lock held and @p off
+ * every runqueue, or from its enqueue.
+ */
+static void bmq_ttwu_boost(struct task_struct *p)
+{
+	u64 now = READ_ONCE(this_rq()->clock_task);
+
+	p->bmq.boost = bmq_wakeup_boost(p->bmq.boost, now - p->se.exec_start,
+					bmq_slice_ns, p->policy);
+}
+
 static void enqueue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 {
 	struct sched_bmq_entity *be = &p->bmq;
 
-	if ((flags & ENQUEUE_WAKEUP) && be->sleep_start) {
-		u64 now = rq_clock(rq);
-
-		if (now > be->sleep_start)
-			be->boost = bmq_wakeup_boost(be->boost, now - be->sleep_start,
-						     bmq_slice_ns, p->policy);
-		be->sleep_start = 0;
-	}
+	/* A task bound to one CPU is woken without select_task_rq(). */
+	if ((flags & ENQUEUE_WAKEUP) && !(be->flags & BMQ_F_WOKEN))
+		bmq_ttwu_boost(p);
+	be->flags &= ~BMQ_F_WOKEN;
 	if (be->flags & BMQ_F_SAVED) {
 		SCHED_WARN_ON(!(flags & ENQUEUE_RESTORE));
 		be->flags &= ~BMQ_F_SAVED;
@@ -259,8 +272,6 @@ static void dequeue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 					    bmq_slice_ns, p->policy);
 		be->flags |= BMQ_F_SLEPT;
 	}
-	if (flags & DEQUEUE_SLEEP)
-		be->sleep_start = rq_clock(rq) ?: 1;
 	if (rq->bmq.skip == p)
 		rq->bmq.skip = NULL;
 	/*
@@ -525,7 +536,6 @@ void bmq_init_task(struct task_struct *p)
 	INIT_LIST_HEAD(&p->bmq.run_list);
 	p->bmq.slice = bmq_slice_ns;
 	p->bmq.boost = BMQ_MAX_ADJ;
-	p->bmq.sleep_start = 0;
 	p->bmq.flags = 0;
 }
 
@@ -576,8 +586,11 @@ static int bmq_closest(int prev, const struct cpumask *mask)
 	return cpumask_first(mask);
 }
 
-/* @cpu runs a BMQ task of a worse level than @level, or nothing of ours. */
-static bool bmq_preemptible(int cpu, unsigned int level)
+/*
+ * @cpu runs nothing of ours, or BMQ work no better than @level: a task of
+ * @level preempts it, or waits only behind equals (bmq_wake_target()).
+ */
+static bool bmq_wake_target_cpu(int cpu, unsigned int level)
 {
 	struct rq *rq = cpu_rq(cpu);
 	/* Lockless: callers run with preemption off, an RCU-sched reader. */
@@ -588,7 +601,7 @@ static bool bmq_preemptible(int cpu, unsigned int level)
 		return false;
 	if (curr->sched_class != &bmq_sched_class && curr != rq->idle)
 		return false;
-	return READ_ONCE(rq->bmq.prio) > level;
+	return bmq_wake_target(READ_ONCE(rq->bmq.prio), level);
 }
 
 /*
@@ -610,8 +623,9 @@ static int bmq_closest_idle(int prev, struct cpumask *mask, bool core)
 
 /*
  * Project C's select_task_rq(): an idle core, else an idle CPU, else a
- * CPU running worse BMQ work (searched within the last-level cache of
- * @prev, to bound the cost), else @prev or the closest allowed CPU. Idle
+ * CPU whose BMQ work is no better than the task (@prev first, then within
+ * the last-level cache of @prev, to bound the cost), else @prev or the
+ * closest allowed CPU. Idle
  * candidates come from bmq_idle_hint by bit operations, as Project C's
  * idle masks do; only the chosen ones are read.
  */
@@ -641,12 +655,12 @@ static int bmq_select_cpu(struct task_struct *p, int prev)
 			return cpu;
 		cpumask_and(cand, p->cpus_ptr, cpu_active_mask);
 	}
-	if (cpumask_test_cpu(prev, cand) && bmq_preemptible(prev, level))
+	if (cpumask_test_cpu(prev, cand) && bmq_wake_target_cpu(prev, level))
 		return prev;
 	sd = rcu_dereference(per_cpu(sd_llc, prev));
 	if (sd) {
 		for_each_cpu_and(cpu, sched_domain_span(sd), cand) {
-			if (cpu != prev && bmq_preemptible(cpu, level))
+			if (cpu != prev && bmq_wake_target_cpu(cpu, level))
 				return cpu;
 		}
 	}
@@ -660,6 +674,10 @@ static int select_task_rq_bmq(struct task_struct *p, int prev, int wake_flags)
 	/* Project C does no exec balancing: sched_exec() leaves the task. */
 	if (wake_flags & WF_EXEC)
 		return prev;
+	if (wake_flags & WF_TTWU) {
+		bmq_ttwu_boost(p);
+		p->bmq.flags |= BMQ_F_WOKEN;
+	}
 	rcu_read_lock();
 	cpu = sched_ev_search(SCHED_EV_BMQ_SELECT, p->pid, bmq_select_cpu(p, prev));
 	rcu_read_unlock();

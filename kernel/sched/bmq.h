@@ -68,6 +68,18 @@ static inline unsigned int bmq_level(int prio, int boost)
 }
 
 /*
+ * A waking task of @level may be placed on a CPU whose best queued level
+ * (its running task included) is @cpu_level. Project C places it by a
+ * cached mask of CPUs that its updates keep for an equal level too, so a
+ * task goes back to its previous CPU beside work of its own level and
+ * waits there, rather than preempting worse work elsewhere.
+ */
+static inline bool bmq_wake_target(unsigned int cpu_level, unsigned int level)
+{
+	return cpu_level >= level;
+}
+
+/*
  * The best boost a policy may reach: only SCHED_NORMAL goes below 0, and
  * SCHED_ISO, which runs as SCHED_NORMAL outside MuQSS.
  */

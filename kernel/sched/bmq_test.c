@@ -161,6 +161,38 @@ static void bmq_test_pull_budget(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bmq_pull_budget(4, 1), 1U);
 }
 
+/*
+ * A waking task goes to a CPU whose best work is of its own level or worse:
+ * a -7 sleeper beside another -7 (or -6, one level) task is placed there,
+ * beside -8's level it is not, and an idle CPU (no level) always takes it.
+ */
+static void bmq_test_wake_target(struct kunit *test)
+{
+	unsigned int sleeper = bmq_level(DEFAULT_PRIO, -BMQ_MAX_ADJ);
+
+	KUNIT_EXPECT_TRUE(test, bmq_wake_target(sleeper, sleeper));
+	KUNIT_EXPECT_TRUE(test, bmq_wake_target(bmq_level(DEFAULT_PRIO, 1 - BMQ_MAX_ADJ), sleeper));
+	KUNIT_EXPECT_TRUE(test, bmq_wake_target(bmq_level(DEFAULT_PRIO, BMQ_MAX_ADJ), sleeper));
+	KUNIT_EXPECT_FALSE(test, bmq_wake_target(bmq_level(DEFAULT_PRIO - 2, -BMQ_MAX_ADJ),
+						 sleeper));
+	KUNIT_EXPECT_TRUE(test, bmq_wake_target(BMQ_LEVELS, sleeper));
+}
+
+/*
+ * The wakeup boost compares the waker's CPU clock with the one the task
+ * last ran by: a lagging waker clock gives a wrapped interval, which earns
+ * the boost as a long sleep does (Project C's unsigned difference).
+ */
+static void bmq_test_wakeup_boost_wrap(struct kunit *test)
+{
+	u64 slice = 4ULL << 20;
+
+	KUNIT_EXPECT_EQ(test, bmq_wakeup_boost(0, slice + 1, slice, SCHED_NORMAL), -1);
+	KUNIT_EXPECT_EQ(test, bmq_wakeup_boost(0, slice, slice, SCHED_NORMAL), 0);
+	KUNIT_EXPECT_EQ(test, bmq_wakeup_boost(0, 1000ULL - 5000ULL, slice, SCHED_NORMAL), -1);
+	KUNIT_EXPECT_EQ(test, bmq_wakeup_boost(0, 1000ULL - 5000ULL, slice, SCHED_BATCH), 0);
+}
+
 #define BMQ_TEST_SLICE	(4ULL << 20)
 #define US(x)		((u64)(x) * NSEC_PER_USEC)
 
@@ -254,6 +286,8 @@ static struct kunit_case bmq_test_cases[] = {
 	KUNIT_CASE(bmq_test_parse_timeslice),
 	KUNIT_CASE(bmq_test_has_waiter),
 	KUNIT_CASE(bmq_test_pull_budget),
+	KUNIT_CASE(bmq_test_wake_target),
+	KUNIT_CASE(bmq_test_wakeup_boost_wrap),
 	KUNIT_CASE(bmq_test_expiry_sequence),
 	KUNIT_CASE(bmq_test_yield_sequence),
 	KUNIT_CASE(bmq_test_fork_sequence),

@@ -15,8 +15,6 @@ struct sched_bmq_entity {
 	s64			slice;
 	/* Runqueue clock when it last got the CPU, for the short-run boost. */
 	u64			run_start;
-	/* Runqueue clock when it went to sleep, 0 if it did not. */
-	u64			sleep_start;
 	/* -7 (best) .. +7 (worst), added to the priority to give the level. */
 	s8			boost;
 	/* The queue level it is listed at (valid while listed). */
