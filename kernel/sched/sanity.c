@@ -818,7 +818,7 @@ static int sanity_set_enabled(bool on)
 {
 	int i, ret = 0;
 
-	mutex_lock(&sanity_ctl_mutex);
+	lockdep_assert_held(&sanity_ctl_mutex);
 	if (on == READ_ONCE(sanity_running))
 		goto out;
 
@@ -855,20 +855,30 @@ static int sanity_set_enabled(bool on)
 	/* Without sanity_lock: the work takes it. It sees !sanity_running. */
 	kthread_cancel_delayed_work_sync(&sanity_work);
 out:
-	mutex_unlock(&sanity_ctl_mutex);
 	return ret;
 }
 
+/*
+ * The value is parsed and applied under sanity_ctl_mutex: two writers
+ * racing must not leave the checker in one state and the file in the other.
+ */
 static int sanity_enable_handler(struct ctl_table *table, int write, void *buffer,
 				 size_t *lenp, loff_t *ppos)
 {
-	int ret = proc_douintvec_minmax(table, write, buffer, lenp, ppos);
+	struct ctl_table tmp = *table;
+	unsigned int on;
+	int ret;
 
+	mutex_lock(&sanity_ctl_mutex);
+	on = sysctl_sched_sanity;
+	tmp.data = &on;
+	ret = proc_douintvec_minmax(&tmp, write, buffer, lenp, ppos);
 	if (!ret && write) {
-		ret = sanity_set_enabled(sysctl_sched_sanity);
-		if (ret)
-			sysctl_sched_sanity = 0;	/* no worker thread */
+		ret = sanity_set_enabled(on);
+		/* Without a worker thread the checker stays off. */
+		WRITE_ONCE(sysctl_sched_sanity, ret ? 0 : on);
 	}
+	mutex_unlock(&sanity_ctl_mutex);
 	return ret;
 }
 

@@ -58,7 +58,7 @@ wait_for() {
 dmesg_time() { dmesg | sed -n "s/^\[ *\([0-9.]*\)\] $1.*/\1/p" | tail -1; }
 
 echo "TAP version 13"
-echo "1..26"
+echo "1..27"
 
 # Keep this shell and its children off the CPUs the scenarios use.
 taskset -pc 0 $$ >/dev/null
@@ -329,6 +329,21 @@ echo 0 >$K/sched_sanity
 check "$(sed -n 's/^enabled //p' $R | field 1)" 0 "switched off"
 echo clear >$R
 check "$(reports | wc -l)" 0 "clear empties the list"
+
+# 6. Two writers racing: the file and the checker agree after each pair.
+differ=0
+i=0
+while [ $i -lt 200 ]; do
+	echo 1 >$K/sched_sanity &
+	echo 0 >$K/sched_sanity &
+	wait
+	read -r file <$K/sched_sanity
+	read -r _ running _ <$R
+	[ "$file" = "$running" ] || differ=$((differ + 1))
+	i=$((i + 1))
+done
+echo 0 >$K/sched_sanity
+check "$differ" 0 "200 racing on/off write pairs: the file always says what runs"
 umount /tmp/cpuset
 
 tap_done
