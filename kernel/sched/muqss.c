@@ -608,9 +608,12 @@ static bool muqss_idle_cache(int cpu)
 	return true;
 }
 
+/* A CPU whose locality table could not be allocated looks at no other. */
 static inline u8 muqss_loc(struct rq *rq, int cpu)
 {
-	return cpu == cpu_of(rq) ? MUQSS_LOC_SAME : rq->muqss.loc[cpu];
+	if (cpu == cpu_of(rq))
+		return MUQSS_LOC_SAME;
+	return rq->muqss.loc ? rq->muqss.loc[cpu] : MUQSS_LOC_NONE;
 }
 
 /*

@@ -441,6 +441,22 @@ static void muqss_test_share_leader(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, muqss_share_loc(MUQSS_SHARE_SMT, MUQSS_LOC_LLC));
 }
 
+#ifdef CONFIG_SMP
+/*
+ * muqss_init() leaves a CPU without its locality table when the boot
+ * allocation fails: that CPU then places and looks only at itself.
+ */
+static void muqss_test_loc_without_table(struct kunit *test)
+{
+	struct rq *rq = kunit_kzalloc(test, sizeof(*rq), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, rq);
+	rq->cpu = 1;
+	KUNIT_EXPECT_EQ(test, muqss_loc(rq, 1), (u8)MUQSS_LOC_SAME);
+	KUNIT_EXPECT_EQ(test, muqss_loc(rq, 0), (u8)MUQSS_LOC_NONE);
+}
+#endif
+
 static struct kunit_case muqss_test_cases[] = {
 	KUNIT_CASE(muqss_test_ratios),
 	KUNIT_CASE(muqss_test_deadline_diff),
@@ -458,6 +474,9 @@ static struct kunit_case muqss_test_cases[] = {
 	KUNIT_CASE(muqss_test_yield_to_slice),
 	KUNIT_CASE(muqss_test_share_parse),
 	KUNIT_CASE(muqss_test_share_leader),
+#ifdef CONFIG_SMP
+	KUNIT_CASE(muqss_test_loc_without_table),
+#endif
 	{}
 };
 
