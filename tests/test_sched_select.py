@@ -81,19 +81,30 @@ def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
     and undone within the timeout plus 1 s with it on, timed from a switch
     to the other class when it goes on across one (the line then blames the
     other class); sysrq-S undoes a load that keeps a shell from running;
-    with the check thread kept off the CPU the tick asks for the fallback.
-    Lockdep must stay quiet throughout."""
+    with the check thread kept off the CPU the tick asks for the fallback,
+    and writes to kernel.sched_class get EBUSY while that fallback is
+    pending (a write while another waits: KUnit sched_class_busy_refuses); a stall under realtime work names it, not the
+    class. Lockdep must stay quiet throughout."""
     other = "bmq" if cls == "ule" else "ule"
     res = guest(f"sh {GUEST_TESTS}/sched_watchdog.sh {cls}", topology="2",
                 cmdline=f"sched={cls}", timeout=400)
     assert_tap(res.output, f"watchdog and sysrq-S on {cls}")
     lines = [l for l in sched_lines(res) if l.startswith("sched: watchdog:")]
     stalls = [l for l in lines if "the stall check has not run" not in l]
-    assert len(stalls) == 3 and len(lines) == 4, lines
+    assert len(stalls) == 4 and len(lines) == 5, lines
     tail = (r" left \S+\[\d+\] runnable on CPU 1 for \d+ ms \(limit 2000 ms\), "
             r"falling back to cfs$")
     for line, blamed in zip(stalls, [cls, cls, other]):
         assert re.search(rf"sched: watchdog: {blamed}{tail}", line), stalls
+    assert re.search(r"sched: watchdog: \S+\[\d+\] runnable on CPU 1 for \d+ ms \(limit 2000 ms\) "
+                     r"while realtime or deadline tasks held \d+% of it, falling back to cfs$",
+                     stalls[3]), stalls
+    # Two refused by the script's checks, and any of its own writes
+    # retried while a fallback finished.
+    refused = [l for l in sched_lines(res) if "a class switch is under way" in l]
+    assert len(refused) >= 2 and all(
+        re.fullmatch(r'sched: a class switch is under way, refusing "\w+" for kernel.sched_class', l)
+        for l in refused), refused
 
 
 @pytest.mark.parametrize("cls", ["ule", "bmq", "muqss"])

@@ -125,6 +125,9 @@ static DEFINE_MUTEX(sched_class_mutex);
 /* Set while a switch walks the tasks: the tick does not expect checks then. */
 static bool sched_class_switching;
 
+/* A write to kernel.sched_class is waiting for its switch. */
+static atomic_t sched_class_write_pending = ATOMIC_INIT(0);
+
 /* Tell the classes involved that normal tasks moved. */
 static void sched_class_switched(void)
 {
@@ -178,6 +181,43 @@ static void sched_class_check_left(const struct sched_class_choice *left)
 	}
 }
 
+#ifdef CONFIG_FAIR_GROUP_SCHED
+static bool sched_class_tg_capped(struct task_group *tg)
+{
+#ifdef CONFIG_CFS_BANDWIDTH
+	return tg->cfs_bandwidth.quota != RUNTIME_INF;
+#else
+	return false;
+#endif
+}
+
+/*
+ * Task groups with a cpu.weight, cpu.max or cpu.idle other than the root's:
+ * limits only CFS enforces, so a switch away from it drops them silently.
+ */
+static unsigned int sched_class_limited_groups(void)
+{
+	unsigned int nr = 0;
+	struct task_group *tg;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(tg, &task_groups, list) {
+		if (tg == &root_task_group || task_group_is_autogroup(tg))
+			continue;
+		if (tg->shares != ROOT_TASK_GROUP_LOAD || tg->idle ||
+		    sched_class_tg_capped(tg))
+			nr++;
+	}
+	rcu_read_unlock();
+	return nr;
+}
+#else
+static inline unsigned int sched_class_limited_groups(void)
+{
+	return 0;
+}
+#endif
+
 static void sched_watchdog_arm(void);
 
 /* On the worker: move every normal task to @choice and log why. */
@@ -199,6 +239,13 @@ static void sched_class_switch_to(const struct sched_class_choice *choice,
 	WRITE_ONCE(sched_class_switching, false);
 	pr_info("sched: normal tasks moved from %s to %s (%u tasks, %s)\n",
 		prev->name, choice->name, moved, reason);
+	if (prev->class == &fair_sched_class) {
+		unsigned int limited = sched_class_limited_groups();
+
+		if (limited)
+			pr_warn("sched: %s does not enforce cpu.weight, cpu.max or cpu.idle; cgroups with them set: %u\n",
+				choice->name, limited);
+	}
 	sched_watchdog_arm();
 unlock:
 	mutex_unlock(&sched_class_mutex);
@@ -227,6 +274,12 @@ static void sched_fallback_workfn(struct kthread_work *work)
 }
 
 static DEFINE_KTHREAD_WORK(sched_fallback_work, sched_fallback_workfn);
+
+/* A fallback to CFS was asked for and has not finished. */
+static bool sched_fallback_pending(void)
+{
+	return READ_ONCE(sched_fallback_reason);
+}
 
 /*
  * Ask the worker to move normal tasks back to CFS; any context. Returns
@@ -281,7 +334,9 @@ static void sched_watchdog_arm(void)
 	lockdep_assert_held(&sched_class_mutex);
 	WRITE_ONCE(sched_watchdog_armed, false);
 	hrtimer_cancel(&sched_watchdog_timer);
-	if (!ms || sched_normal_choice->class == &fair_sched_class)
+	/* Without the worker there is nothing to run the checks on. */
+	if (!ms || sched_normal_choice->class == &fair_sched_class ||
+	    !READ_ONCE(sched_class_worker))
 		return;
 	WRITE_ONCE(sched_watchdog_last_check, jiffies);
 	WRITE_ONCE(sched_watchdog_armed, true);
@@ -295,7 +350,30 @@ struct sched_stall {
 	pid_t		pid;
 	int		cpu;
 	unsigned int	waited_ms;
+	unsigned int	rtdl_pct;
 };
+
+/* Realtime and deadline work held the CPU at least this share of late. */
+#define SCHED_WATCHDOG_RTDL_PCT		50
+
+/*
+ * The share of a CPU's recent time (PELT's averages, the last ~100 ms)
+ * that went to realtime and deadline tasks, in percent of its capacity.
+ */
+static unsigned int sched_watchdog_rtdl_pct(unsigned long util_rt, unsigned long util_dl)
+{
+	return min_t(unsigned long, (util_rt + util_dl) * 100 / SCHED_CAPACITY_SCALE, 100);
+}
+
+static unsigned int sched_watchdog_rq_rtdl_pct(struct rq *rq)
+{
+#ifdef CONFIG_SMP
+	return sched_watchdog_rtdl_pct(READ_ONCE(rq->avg_rt.util_avg),
+				       READ_ONCE(rq->avg_dl.util_avg));
+#else
+	return 0;
+#endif
+}
 
 /* The first task on @rq's list waiting longer than @timeout jiffies. */
 static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
@@ -315,6 +393,7 @@ static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
 		stall->pid = task_pid_nr(p);
 		stall->cpu = cpu_of(rq);
 		stall->waited_ms = jiffies_to_msecs(now - p->sched_runnable_since);
+		stall->rtdl_pct = sched_watchdog_rq_rtdl_pct(rq);
 		return true;
 	}
 	return false;
@@ -344,7 +423,13 @@ static void sched_watchdog_checkfn(struct kthread_work *work)
 	if (!found)
 		return;
 	/* Runs next on this worker, unless the tick asked first. */
-	if (sched_fallback_request("watchdog"))
+	if (!sched_fallback_request("watchdog"))
+		return;
+	/* Realtime or deadline work held the CPU: the class is not blamed. */
+	if (stall.rtdl_pct >= SCHED_WATCHDOG_RTDL_PCT)
+		pr_warn("sched: watchdog: %s[%d] runnable on CPU %d for %u ms (limit %u ms) while realtime or deadline tasks held %u%% of it, falling back to cfs\n",
+			stall.comm, stall.pid, stall.cpu, stall.waited_ms, ms, stall.rtdl_pct);
+	else
 		pr_warn("sched: watchdog: %s left %s[%d] runnable on CPU %d for %u ms (limit %u ms), falling back to cfs\n",
 			stall.class, stall.comm, stall.pid, stall.cpu, stall.waited_ms, ms);
 }
@@ -353,11 +438,13 @@ static DEFINE_KTHREAD_WORK(sched_watchdog_check_work, sched_watchdog_checkfn);
 
 static enum hrtimer_restart sched_watchdog_timerfn(struct hrtimer *timer)
 {
+	struct kthread_worker *worker = READ_ONCE(sched_class_worker);
 	unsigned int ms = READ_ONCE(sched_watchdog_ms);
 
 	if (!READ_ONCE(sched_watchdog_armed) || !ms)
 		return HRTIMER_NORESTART;
-	kthread_queue_work(sched_class_worker, &sched_watchdog_check_work);
+	if (worker)
+		kthread_queue_work(worker, &sched_watchdog_check_work);
 	hrtimer_forward_now(timer, ms_to_ktime(sched_watchdog_period_ms(ms)));
 	return HRTIMER_RESTART;
 }
@@ -401,6 +488,11 @@ static int sched_watchdog_sysctl_handler(struct ctl_table *table, int write,
 				    SCHED_WATCHDOG_MIN_MS, SCHED_WATCHDOG_MAX_MS, ms);
 		return -EINVAL;
 	}
+	if (!READ_ONCE(sched_class_worker)) {
+		pr_warn_ratelimited("sched: no sched_class thread: kernel.sched_watchdog_ms stays %u\n",
+				    READ_ONCE(sched_watchdog_ms));
+		return -ENODEV;
+	}
 	mutex_lock(&sched_class_mutex);
 	WRITE_ONCE(sched_watchdog_ms, ms);
 	sched_watchdog_arm();
@@ -424,6 +516,10 @@ static const struct sysrq_key_op sched_sysrq_fallback_op = {
 };
 #endif
 
+/*
+ * One write at a time, and none while a fallback is pending: a class the
+ * watchdog or sysrq-S is leaving must not be chosen again before it left.
+ */
 static int sched_class_switch(const struct sched_class_choice *choice)
 {
 	struct kthread_worker *worker = READ_ONCE(sched_class_worker);
@@ -431,10 +527,23 @@ static int sched_class_switch(const struct sched_class_choice *choice)
 
 	if (!worker)
 		return -ENODEV;
+	if (atomic_cmpxchg(&sched_class_write_pending, 0, 1))
+		return -EBUSY;
+	if (sched_fallback_pending()) {
+		atomic_set(&sched_class_write_pending, 0);
+		return -EBUSY;
+	}
 	kthread_init_work(&sw.work, sched_class_switch_workfn);
 	kthread_queue_work(worker, &sw.work);
 	kthread_flush_work(&sw.work);
+	atomic_set_release(&sched_class_write_pending, 0);
 	return 0;
+}
+
+/* A switch or a fallback is queued or running. */
+static bool sched_class_busy(void)
+{
+	return atomic_read(&sched_class_write_pending) || sched_fallback_pending();
 }
 
 static int __init sched_class_switch_init(void)
@@ -464,6 +573,11 @@ static int __init sched_class_switch_init(void)
 static int sched_class_switch(const struct sched_class_choice *choice)
 {
 	return -EINVAL;
+}
+
+static inline bool sched_class_busy(void)
+{
+	return false;
 }
 
 static inline int sched_class_switch_init(void)
@@ -499,6 +613,11 @@ static int sched_class_sysctl_handler(struct ctl_table *table, int write,
 		pr_warn_ratelimited("sched: unknown scheduler \"%s\" written to kernel.sched_class, keeping %s\n",
 				    name, cur->name);
 		return -EINVAL;
+	}
+	if (sched_class_busy()) {
+		pr_warn_ratelimited("sched: a class switch is under way, refusing \"%s\" for kernel.sched_class\n",
+				    name);
+		return -EBUSY;
 	}
 	if (choice == cur)
 		return 0;

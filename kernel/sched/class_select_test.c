@@ -84,6 +84,68 @@ static void sched_watchdog_periods(struct kunit *test)
 			SCHED_WATCHDOG_MAX_PERIOD_MS);
 	KUNIT_EXPECT_EQ(test, sched_watchdog_period_ms(1), 1U);
 }
+
+/* A stall beside realtime work is attributed to it from half the CPU. */
+static void sched_watchdog_rtdl_share(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sched_watchdog_rtdl_pct(0, 0), 0U);
+	KUNIT_EXPECT_EQ(test, sched_watchdog_rtdl_pct(SCHED_CAPACITY_SCALE, 0), 100U);
+	KUNIT_EXPECT_EQ(test, sched_watchdog_rtdl_pct(0, SCHED_CAPACITY_SCALE / 2),
+			SCHED_WATCHDOG_RTDL_PCT);
+	KUNIT_EXPECT_LT(test, sched_watchdog_rtdl_pct(SCHED_CAPACITY_SCALE / 2 - 8, 0),
+			SCHED_WATCHDOG_RTDL_PCT);
+	/* The two averages may add up beyond the capacity. */
+	KUNIT_EXPECT_EQ(test, sched_watchdog_rtdl_pct(800, 800), 100U);
+}
+
+/* A sysctl write of @val through @handler, as from "echo val >file". */
+static int sched_class_test_write(proc_handler *handler, const char *val)
+{
+	char buf[SCHED_CLASS_NAME_LEN];
+	size_t len = strscpy(buf, val, sizeof(buf));
+	loff_t pos = 0;
+
+	return handler(NULL, 1, buf, &len, &pos);
+}
+
+/*
+ * The worker missing (as after a failed kthread_create_worker() at boot,
+ * injected here for the length of the test): both sysctls refuse writes
+ * and nothing is armed.
+ */
+static void sched_class_without_worker(struct kunit *test)
+{
+	struct kthread_worker *worker = READ_ONCE(sched_class_worker);
+	unsigned int ms = READ_ONCE(sched_watchdog_ms);
+	int watchdog_ret, class_ret;
+
+	WRITE_ONCE(sched_class_worker, NULL);
+	watchdog_ret = sched_class_test_write(sched_watchdog_sysctl_handler, "2000");
+	class_ret = sched_class_switch(&sched_normal_choices[ARRAY_SIZE(sched_normal_choices) - 1]);
+	WRITE_ONCE(sched_class_worker, worker);
+	KUNIT_EXPECT_EQ(test, watchdog_ret, -ENODEV);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(sched_watchdog_ms), ms);
+	KUNIT_EXPECT_EQ(test, class_ret, -ENODEV);
+}
+
+/* A write while another waits for its switch, or a fallback is pending. */
+static void sched_class_busy_refuses(struct kunit *test)
+{
+	const char *name = READ_ONCE(sched_normal_choice)->name;
+	int ret;
+
+	KUNIT_ASSERT_FALSE(test, sched_class_busy());
+	atomic_inc(&sched_class_write_pending);
+	ret = sched_class_test_write(sched_class_sysctl_handler, name);
+	atomic_dec(&sched_class_write_pending);
+	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
+	/* An unknown name is still EINVAL: the name is checked first. */
+	atomic_inc(&sched_class_write_pending);
+	ret = sched_class_test_write(sched_class_sysctl_handler, "bogus");
+	atomic_dec(&sched_class_write_pending);
+	KUNIT_EXPECT_EQ(test, ret, -EINVAL);
+	KUNIT_EXPECT_EQ(test, sched_class_test_write(sched_class_sysctl_handler, name), 0);
+}
 #endif
 
 static struct kunit_case sched_class_select_cases[] = {
@@ -95,6 +157,9 @@ static struct kunit_case sched_class_select_cases[] = {
 #ifdef CONFIG_SCHED_CLASS_SWITCH
 	KUNIT_CASE(sched_watchdog_values),
 	KUNIT_CASE(sched_watchdog_periods),
+	KUNIT_CASE(sched_watchdog_rtdl_share),
+	KUNIT_CASE(sched_class_without_worker),
+	KUNIT_CASE(sched_class_busy_refuses),
 #endif
 	{}
 };

@@ -4,7 +4,8 @@
 # Usage: sched_class_switch.sh OTHER_CLASS [ROUNDS]
 # With spinners, sleepers and a fork loop running, switches to OTHER_CLASS
 # and back ROUNDS times; after each switch every normal task must be on the
-# new class and every spinner alive and still getting CPU time.
+# new class and every spinner alive and still getting CPU time. A cgroup
+# with a cpu.weight of its own must be named by each switch away from cfs.
 other=${1:?usage: $0 OTHER_CLASS [ROUNDS]}
 rounds=${2:-3}
 . "$(dirname "$0")/tap.sh"
@@ -13,7 +14,15 @@ K=/proc/sys/kernel/sched_class
 
 first=$(cat $K)
 echo "TAP version 13"
-echo "1..$((rounds * 6 + 3))"
+echo "1..$((rounds * 6 + 4))"
+
+# One cgroup with a limit only cfs enforces.
+G=/sys/fs/cgroup
+limited=""
+if grep -qw cpu $G/cgroup.controllers 2>/dev/null; then
+	echo +cpu >$G/cgroup.subtree_control
+	mkdir -p $G/limited && echo 50 >$G/limited/cpu.weight && limited=1
+fi
 
 spinners=""
 for i in 1 2 3 4; do
@@ -63,4 +72,12 @@ rejects $K bogus
 rejects $K ""
 moves=$(dmesg | grep -c "sched: normal tasks moved from")
 check "$moves" $((rounds * 2)) "each switch logged once"
+if [ -n "$limited" ]; then
+	case "$first $other" in *cfs*) want=$rounds ;; *) want=0 ;; esac
+	named=$(dmesg | grep -c "does not enforce cpu.weight, cpu.max or cpu.idle; cgroups with them set: 1$")
+	check "$named" "$want" "each switch away from cfs names the one limited cgroup"
+	rmdir $G/limited
+else
+	ok "each switch away from cfs names the one limited cgroup # SKIP no cpu controller"
+fi
 tap_done

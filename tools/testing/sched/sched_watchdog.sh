@@ -19,7 +19,7 @@ W=/proc/sys/kernel/sched_watchdog_ms
 LIMIT=2000
 
 echo "TAP version 13"
-echo "1..32"
+echo "1..38"
 
 watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
 
@@ -55,6 +55,15 @@ hog_on_cpu1() {
 	hog=$!
 }
 unstall() { kill $hog $victim 2>/dev/null; wait $hog $victim 2>/dev/null; }
+# to_class NAME: kernel.sched_class reads cfs as soon as a fallback has
+# published it, and refuses writes (EBUSY) until the fallback is done.
+to_class() {
+	_i=0
+	until (echo "$1" >$K) 2>/dev/null || [ $_i -ge 100 ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+}
 trap 'kill $hog $victim $spinners $shell 2>/dev/null' EXIT
 
 # wait_for_cfs SECONDS: polls kernel.sched_class; sets waited (centis).
@@ -125,7 +134,7 @@ check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, 
 	"the fallback is logged as the watchdog's"
 
 # A fresh stall: not before the timeout, and within timeout + 1 s.
-echo "$cls" >$K
+to_class "$cls"
 check "$(cat $K)" "$cls" "back on $cls"
 stall
 wait_for_cfs 5
@@ -149,12 +158,12 @@ unstall
 # A stall that began on CLASS and goes on after a switch to the other class
 # is timed from the switch: the wait on CLASS is not the other's stall.
 case $cls in ule) other=bmq ;; *) other=ule ;; esac
-echo "$cls" >$K
+to_class "$cls"
 echo 0 >$W
 stall both
 sleep 3
 cpu_ns $victim; r0=$ns
-echo $other >$K
+to_class $other
 now_cs
 switched=$now
 echo $LIMIT >$W
@@ -194,7 +203,7 @@ unstall
 # builtin-only loop, so that its progress on cfs shows at once). The
 # watchdog is off; this script runs as an RT task, as the console's
 # interrupt would.
-echo "$cls" >$K
+to_class "$cls"
 echo 0 >$W
 chrt -f -p 30 $$
 rm -f /tmp/shell_ticks
@@ -248,10 +257,21 @@ kill $spinners $shell 2>/dev/null
 wait $spinners $shell 2>/dev/null
 chrt -o -p 0 $$
 
+# busy VALUE WHAT: a write of VALUE to kernel.sched_class is refused with
+# EBUSY and changes nothing (coreutils' echo names the error).
+busy() {
+	_before=$(cat $K)
+	_err=$( (/bin/echo "$1" >$K) 2>&1)
+	case $_err in
+	*"Device or resource busy"*) check "$(cat $K)" "$_before" "$2" ;;
+	*) not_ok "$2 (${_err:-the write succeeded})" ;;
+	esac
+}
+
 # The checks stop: their thread (SCHED_FIFO 50) pinned to CPU 1 behind a
 # SCHED_FIFO 99 spinner. The tick asks for the fallback, which runs on
 # that same thread once the spinner is gone.
-echo "$cls" >$K
+to_class "$cls"
 echo $LIMIT >$W
 worker=$(pgrep -x sched_class)
 taskset -p -c 1 "$worker" >/dev/null
@@ -273,6 +293,10 @@ stopped=$(echo "$line" | sed -n "s/.* has not run for \([0-9]*\) ms (limit $LIMI
 [ -n "$stopped" ] && [ "$stopped" -le $((LIMIT + 1000)) ] &&
 	ok "with the checks stopped the tick asks for the fallback within the timeout plus 1 s" ||
 	not_ok "with the checks stopped the tick asks for the fallback within the timeout plus 1 s (${stopped:-no line})"
+# The class being left cannot be chosen again, nor anything else, until
+# the fallback has run.
+busy "$cls" "a write of the class being left gets EBUSY while the fallback is pending"
+busy cfs "a write of cfs gets EBUSY while the fallback is pending"
 kill $rthog
 wait $rthog 2>/dev/null
 taskset -p -c 0-$(($(nproc) - 1)) "$worker" >/dev/null
@@ -280,5 +304,38 @@ wait_for_cfs 3
 check "$(cat $K)" cfs "the fallback runs once the check thread runs again"
 check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog: no check)")" 1 \
 	"the fallback is logged as the tick's"
-check "$(watchdog_lines)" 4 "the watchdog reported each stall once, the off state and sysrq nothing"
+
+# A stall that realtime work causes: RT throttling off, a normal spinner
+# pinned to CPU 1 under a SCHED_FIFO one. The line names realtime work,
+# not the class.
+to_class "$cls"
+echo $LIMIT >$W
+rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)
+echo -1 >/proc/sys/kernel/sched_rt_runtime_us
+taskset -c 1 sh -c 'while :; do :; done' &
+victim=$!
+i=0
+until grep -q while /proc/$victim/cmdline 2>/dev/null || [ $i -ge 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+sleep 0.2
+chrt -f 10 taskset -c 1 sh -c 'while :; do :; done' &
+hog=$!
+wait_for_cfs 6
+unstall
+echo "$rt_runtime" >/proc/sys/kernel/sched_rt_runtime_us
+line=$(dmesg | grep "sched: watchdog:" | tail -1)
+echo "# $line"
+check "$(cat $K)" cfs "a stall under realtime work falls back to cfs"
+case $line in
+*"sched: watchdog: "*"[$victim] runnable on CPU 1 for "*" ms (limit $LIMIT ms) while realtime or deadline tasks held "*"% of it, falling back to cfs")
+	ok "the log line names realtime work, not $cls" ;;
+*) not_ok "the log line names realtime work, not $cls" ;;
+esac
+check "$(dmesg | grep -c "sched: watchdog: $cls left .*\[$victim\]")" 0 "$cls is not blamed for it"
+
+check "$(watchdog_lines)" 5 "the watchdog reported each stall once, the off state and sysrq nothing"
+busy_lines=$(dmesg | grep -c "sched: a class switch is under way, refusing \"cfs\" for kernel.sched_class")
+check "$busy_lines" 1 "the refused write of cfs logged once"
 tap_done
