@@ -470,6 +470,18 @@ void sched_watchdog_tick(void)
 }
 
 /* kernel.sched_watchdog_ms: 0 turns the watchdog off; root only. */
+/* Set a valid timeout and re-arm; -ENODEV without the worker to check on. */
+static int sched_watchdog_set(unsigned int ms)
+{
+	if (!READ_ONCE(sched_class_worker))
+		return -ENODEV;
+	mutex_lock(&sched_class_mutex);
+	WRITE_ONCE(sched_watchdog_ms, ms);
+	sched_watchdog_arm();
+	mutex_unlock(&sched_class_mutex);
+	return 0;
+}
+
 static int sched_watchdog_sysctl_handler(struct ctl_table *table, int write,
 					 void *buffer, size_t *lenp, loff_t *ppos)
 {
@@ -488,16 +500,11 @@ static int sched_watchdog_sysctl_handler(struct ctl_table *table, int write,
 				    SCHED_WATCHDOG_MIN_MS, SCHED_WATCHDOG_MAX_MS, ms);
 		return -EINVAL;
 	}
-	if (!READ_ONCE(sched_class_worker)) {
+	ret = sched_watchdog_set(ms);
+	if (ret)
 		pr_warn_ratelimited("sched: no sched_class thread: kernel.sched_watchdog_ms stays %u\n",
 				    READ_ONCE(sched_watchdog_ms));
-		return -ENODEV;
-	}
-	mutex_lock(&sched_class_mutex);
-	WRITE_ONCE(sched_watchdog_ms, ms);
-	sched_watchdog_arm();
-	mutex_unlock(&sched_class_mutex);
-	return 0;
+	return ret;
 }
 
 #ifdef CONFIG_MAGIC_SYSRQ
