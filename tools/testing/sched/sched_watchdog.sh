@@ -35,6 +35,16 @@ stall() {
 	# moved first from either to ULE would run. So from those the hog is
 	# the older one.
 	case $1/$cls in both/bmq | both/muqss) hog_on_cpu1 ;; esac
+	victim_on_cpu1
+	case $1/$cls in
+	both/*) chrt -i -p 0 $victim >/dev/null && renice -n 4 -p $victim >/dev/null ;;
+	*/ule | */muqss) chrt -i -p 0 $victim >/dev/null ;;
+	*) renice -n 4 -p $victim >/dev/null ;;
+	esac
+	case $1/$cls in both/bmq | both/muqss) ;; *) hog_on_cpu1 ;; esac
+}
+# victim_on_cpu1: a spinner on CPU 1, returned once it spins in user space.
+victim_on_cpu1() {
 	taskset -c 1 sh -c 'while :; do :; done' &
 	victim=$!
 	_i=0
@@ -43,12 +53,6 @@ stall() {
 		_i=$((_i + 1))
 	done
 	sleep 0.2
-	case $1/$cls in
-	both/*) chrt -i -p 0 $victim >/dev/null && renice -n 4 -p $victim >/dev/null ;;
-	*/ule | */muqss) chrt -i -p 0 $victim >/dev/null ;;
-	*) renice -n 4 -p $victim >/dev/null ;;
-	esac
-	case $1/$cls in both/bmq | both/muqss) ;; *) hog_on_cpu1 ;; esac
 }
 hog_on_cpu1() {
 	taskset -c 1 sh -c 'while :; do :; done' &
@@ -312,14 +316,7 @@ to_class "$cls"
 echo $LIMIT >$W
 rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)
 echo -1 >/proc/sys/kernel/sched_rt_runtime_us
-taskset -c 1 sh -c 'while :; do :; done' &
-victim=$!
-i=0
-until grep -q while /proc/$victim/cmdline 2>/dev/null || [ $i -ge 100 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-sleep 0.2
+victim_on_cpu1
 chrt -f 10 taskset -c 1 sh -c 'while :; do :; done' &
 hog=$!
 wait_for_cfs 6
