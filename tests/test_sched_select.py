@@ -77,34 +77,52 @@ def test_cfs_stress_hotplug_and_throttled_groups(guest):
 
 @pytest.mark.parametrize("cls", ["ule", "bmq", "muqss"])
 def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
-    """An honest stall on CLASS: left alone with the watchdog off, reported
-    and undone within the timeout plus 1 s with it on, timed from a switch
+    """A broken CLASS (debugfs sched/inject_stall_pid: its pick passes over
+    a task pinned to CPU 1, which idles): left alone with the watchdog off, reported and
+    undone within the timeout plus 1 s with it on, for root's task and for
+    uid 65534's, timed from a switch
     to the other class when it goes on across one (the line then blames the
     other class); sysrq-S undoes a load that keeps a shell from running;
     with the check thread kept off the CPU the tick asks for the fallback,
     and writes to kernel.sched_class get EBUSY while that fallback is
     pending (a write while another waits: KUnit sched_class_busy_refuses); a stall under realtime work names it, not the
-    class. Lockdep must stay quiet throughout."""
+    class. Starvation by the class's own rules (SCHED_IDLE or nice 19 beside
+    a nice-0 hog), as root and as uid 65534, is no stall: nothing falls back.
+    Lockdep must stay quiet throughout."""
     other = "bmq" if cls == "ule" else "ule"
     res = guest(f"sh {GUEST_TESTS}/sched_watchdog.sh {cls}", topology="2",
                 cmdline=f"sched={cls}", timeout=400)
     assert_tap(res.output, f"watchdog and sysrq-S on {cls}")
     lines = [l for l in sched_lines(res) if l.startswith("sched: watchdog:")]
     stalls = [l for l in lines if "the stall check has not run" not in l]
-    assert len(stalls) == 4 and len(lines) == 5, lines
+    assert len(stalls) == 5 and len(lines) == 6, lines
     tail = (r" left \S+\[\d+\] runnable on CPU 1 for \d+ ms \(limit 2000 ms\), "
             r"falling back to cfs$")
-    for line, blamed in zip(stalls, [cls, cls, other]):
+    for line, blamed in zip(stalls, [cls, cls, cls, other]):
         assert re.search(rf"sched: watchdog: {blamed}{tail}", line), stalls
     assert re.search(r"sched: watchdog: \S+\[\d+\] runnable on CPU 1 for \d+ ms \(limit 2000 ms\) "
                      r"while realtime or deadline tasks held \d+% of it, falling back to cfs$",
-                     stalls[3]), stalls
+                     stalls[4]), stalls
     # Two refused by the script's checks, and any of its own writes
     # retried while a fallback finished.
     refused = [l for l in sched_lines(res) if "a class switch is under way" in l]
     assert len(refused) >= 2 and all(
         re.fullmatch(r'sched: a class switch is under way, refusing "\w+" for kernel.sched_class', l)
         for l in refused), refused
+
+
+def test_priority_inversion_through_an_inode_lock_is_bounded(guest):
+    """As uid 65534, a writer its class ranks low (BMQ: nice 19; ULE and
+    MuQSS: SCHED_IDLE) rewrites a tmpfs file on CPU 1 beside a nice-0
+    spinner of the same user; root's append to that file completes within
+    1 s under ULE, BMQ and MuQSS (CFS's wait is reported: mainline's), and
+    under BMQ and MuQSS with kernel.sched_{bmq,muqss}_kernel_boost=0, their
+    originals' behaviour, it waits until the spinner is killed. One boot,
+    classes switched."""
+    res = guest(f"sh {GUEST_TESTS}/inversion.sh ule bmq muqss cfs", topology="2",
+                cmdline="sched=ule", timeout=400)
+    assert_tap(res.output, "inversion.sh")
+    assert not [l for l in sched_lines(res) if l.startswith("sched: watchdog:")], res.output
 
 
 @pytest.mark.parametrize("cls", ["ule", "bmq", "muqss"])

@@ -17,6 +17,8 @@
  * Built as part of build_policy.c.
  */
 
+#include <linux/task_work.h>
+
 /* Slice length in ns: "sched_timeslice=2" halves it. */
 static u64 bmq_slice_ns __read_mostly = (u64)BMQ_SLICE_DEFAULT_MS << BMQ_SLICE_SHIFT;
 
@@ -29,11 +31,20 @@ static int sysctl_sched_bmq_yield_type = 1;
  */
 static int sysctl_sched_bmq_wakeup_gran_us = 1000;
 
+/*
+ * kernel.sched_bmq_kernel_boost: 1, a user task preempted in kernel code
+ * waits at the level of the work that preempted it until it is back in
+ * user space (bmq_kernel_level()); 0, Project C, where it waits at its
+ * own level and a lock it holds may wait with it for good.
+ */
+static int sysctl_sched_bmq_kernel_boost = 1;
+
 /* Entity flags. */
 #define BMQ_F_LISTED	0x01	/* on a level list of its CPU */
 #define BMQ_F_SLEPT	0x02	/* dequeued to sleep while running */
 #define BMQ_F_SAVED	0x04	/* dequeued for a change, still listed */
 #define BMQ_F_WOKEN	0x08	/* wakeup boost decided in select_task_rq() */
+#define BMQ_F_KERNEL	0x10	/* preempted in kernel code, at kernel_level */
 
 static int __init bmq_setup_timeslice(char *str)
 {
@@ -56,7 +67,11 @@ static inline bool bmq_task(struct task_struct *p)
 
 static inline unsigned int bmq_task_level(struct task_struct *p)
 {
-	return bmq_level(p->prio, p->bmq.boost);
+	unsigned int level = bmq_level(p->prio, p->bmq.boost);
+
+	if (p->bmq.flags & BMQ_F_KERNEL)
+		return min_t(unsigned int, level, p->bmq.kernel_level);
+	return level;
 }
 
 /* The best non-empty level: the next pick, and the CPU's watermark. */
@@ -272,6 +287,9 @@ static void dequeue_task_bmq(struct rq *rq, struct task_struct *p, int flags)
 					    bmq_slice_ns, p->policy);
 		be->flags |= BMQ_F_SLEPT;
 	}
+	/* It left the CPU of its own accord: its kernel level ends. */
+	if (flags & DEQUEUE_SLEEP)
+		be->flags &= ~BMQ_F_KERNEL;
 	if (rq->bmq.skip == p)
 		rq->bmq.skip = NULL;
 	/*
@@ -371,13 +389,13 @@ static struct task_struct *pick_next_task_bmq(struct rq *rq)
 	bmq->skip = NULL;
 	for_each_set_bit(level, &bmq->bitmap, BMQ_LEVELS) {
 		list_for_each_entry(p, &bmq->queue[level], bmq.run_list) {
-			if (p == skip)
+			if (p == skip || sched_stall_injected(p))
 				continue;
 			set_next_task_bmq(rq, p, true);
 			return p;
 		}
 	}
-	if (skip) {
+	if (skip && !sched_stall_injected(skip)) {
 		set_next_task_bmq(rq, skip, true);
 		return skip;
 	}
@@ -395,6 +413,75 @@ static void bmq_expire(struct rq *rq, struct task_struct *p)
 		bmq_requeue(rq, p);
 }
 
+/*
+ * @p leaves its kernel level: back in user space, or out of the class.
+ * Returns whether @p, running, now waits behind better work.
+ */
+static bool bmq_kernel_end(struct rq *rq, struct task_struct *p)
+{
+	struct sched_bmq_entity *be = &p->bmq;
+
+	lockdep_assert_rq_held(rq);
+	if (!(be->flags & BMQ_F_KERNEL))
+		return false;
+	be->flags &= ~BMQ_F_KERNEL;
+	/* A saved task is placed by its ENQUEUE_RESTORE. */
+	if ((be->flags & (BMQ_F_LISTED | BMQ_F_SAVED)) != BMQ_F_LISTED ||
+	    bmq_task_level(p) == be->level)
+		return false;
+	bmq_requeue(rq, p);
+	return task_current(rq, p) && rq->bmq.prio < be->level;
+}
+
+/*
+ * On its way back to user space @p, the current task, leaves its kernel
+ * level, and the CPU too if better work waits: by a switch of its own, as
+ * ULE's, so that the switch is not a preemption in kernel code that
+ * would give the level back.
+ *
+ * Context: task_work of @p; no lock held.
+ */
+static void bmq_resume_work(struct callback_head *work)
+{
+	struct task_struct *p = container_of(work, struct task_struct, bmq.resume_work);
+	bool switch_now = false;
+	struct rq_flags rf;
+	struct rq *rq;
+
+	WRITE_ONCE(p->bmq.resume_queued, false);
+	rq = task_rq_lock(p, &rf);
+	if (bmq_task(p))
+		switch_now = bmq_kernel_end(rq, p);
+	task_rq_unlock(rq, p, &rf);
+	if (switch_now)
+		schedule();
+}
+
+/*
+ * @p, the user task being switched out, was preempted in kernel code and
+ * waits: it waits at bmq_kernel_level() until it is back in user space
+ * or sleeps, so that a lock it holds does not wait with it for good.
+ */
+static void bmq_preempted_in_kernel(struct rq *rq, struct task_struct *p)
+{
+	struct sched_bmq_entity *be = &p->bmq;
+	unsigned int level = bmq_kernel_level(be->level, rq->bmq.prio);
+
+	lockdep_assert_rq_held(rq);
+	if (!READ_ONCE(sysctl_sched_bmq_kernel_boost) || level == be->level ||
+	    (p->flags & PF_KTHREAD) || p != current)
+		return;
+	if (!READ_ONCE(be->resume_queued)) {
+		init_task_work(&be->resume_work, bmq_resume_work);
+		if (task_work_add(p, &be->resume_work, TWA_RESUME))
+			return;
+		WRITE_ONCE(be->resume_queued, true);
+	}
+	be->kernel_level = level;
+	be->flags |= BMQ_F_KERNEL;
+	bmq_requeue(rq, p);
+}
+
 static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
 {
 	/* A task saved for a change is neither expired nor requeued. */
@@ -405,6 +492,8 @@ static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
 	if ((waits || (p->bmq.flags & BMQ_F_SLEPT)) && p->bmq.slice < BMQ_RESCHED_NS)
 		bmq_expire(rq, p);
 	p->bmq.flags &= ~BMQ_F_SLEPT;
+	if (waits && rq->sched_kernel_preempt)
+		bmq_preempted_in_kernel(rq, p);
 	/*
 	 * Preempted by RT or DL: no BMQ tick runs here until they leave, so
 	 * wake idle CPUs now to take the BMQ tasks (Project C's idle CPUs find
@@ -501,6 +590,7 @@ static void switched_from_bmq(struct rq *rq, struct task_struct *p)
 		p->bmq.flags &= ~BMQ_F_SAVED;
 		bmq_list_del(rq, p);
 	}
+	p->bmq.flags &= ~BMQ_F_KERNEL;
 }
 
 /*
@@ -537,6 +627,7 @@ void bmq_init_task(struct task_struct *p)
 	p->bmq.slice = bmq_slice_ns;
 	p->bmq.boost = BMQ_MAX_ADJ;
 	p->bmq.flags = 0;
+	p->bmq.resume_queued = false;
 }
 
 #ifdef CONFIG_SMP
@@ -1058,6 +1149,13 @@ static void rq_offline_bmq(struct rq *rq)
 }
 #endif /* CONFIG_SMP */
 
+/* Levels are strict: a better one on @rq, running or queued, goes first. */
+static bool task_behind_better_bmq(struct rq *rq, struct task_struct *p)
+{
+	lockdep_assert_rq_held(rq);
+	return (p->bmq.flags & BMQ_F_LISTED) && bmq_waits_behind(p->bmq.level, rq->bmq.prio);
+}
+
 DEFINE_SCHED_CLASS(bmq) = {
 	.enqueue_task		= enqueue_task_bmq,
 	.dequeue_task		= dequeue_task_bmq,
@@ -1080,6 +1178,7 @@ DEFINE_SCHED_CLASS(bmq) = {
 	.switched_to		= switched_to_bmq,
 	.get_rr_interval	= get_rr_interval_bmq,
 	.update_curr		= update_curr_bmq,
+	.task_behind_better	= task_behind_better_bmq,
 };
 
 /* BMQ lines of /proc/<pid>/sched. */
@@ -1106,6 +1205,15 @@ static struct ctl_table bmq_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &bmq_yield_type_max,
+	},
+	{
+		.procname	= "sched_bmq_kernel_boost",
+		.data		= &sysctl_sched_bmq_kernel_boost,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
 	},
 	{
 		.procname	= "sched_bmq_wakeup_gran_us",

@@ -168,6 +168,27 @@ static inline bool bmq_has_waiter(unsigned int nr_bmq, unsigned int nr_running)
 	return nr_bmq && nr_running >= 2;
 }
 
+/*
+ * The stall watchdog's rule: a task waiting at @level waits behind better
+ * work for as long as its CPU's best level (@cpu_level, the running task's
+ * included) is better. Levels are strict; only equals take turns.
+ */
+static inline bool bmq_waits_behind(unsigned int level, unsigned int cpu_level)
+{
+	return cpu_level < level;
+}
+
+/*
+ * The level a task of @level preempted in kernel code waits at until it
+ * returns to user space, when its CPU's best level is @cpu_level: that of
+ * the work that preempted it, if better, so that it takes turns with that
+ * work and whatever lock it holds is released in bounded time.
+ */
+static inline unsigned int bmq_kernel_level(unsigned int level, unsigned int cpu_level)
+{
+	return min(level, cpu_level);
+}
+
 /* Tasks one pull may look at on a source: half its runnable, as Project C. */
 static inline unsigned int bmq_pull_budget(unsigned int nr_running, unsigned int nr_migrate)
 {

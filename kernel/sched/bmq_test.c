@@ -277,7 +277,41 @@ static void bmq_test_fork_sequence(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, boost, BMQ_MAX_ADJ - 6);
 }
 
+/*
+ * The stall watchdog's rule: a nice-19 spinner (level 19 at its best
+ * boost for a spinner, 0) waits for good behind a nice-0 one (level 17 at
+ * the worst); equals take turns, and a better waiter is not behind.
+ */
+static void bmq_test_waits_behind(struct kunit *test)
+{
+	unsigned int hog = bmq_level(NICE(0), BMQ_MAX_ADJ);
+
+	KUNIT_EXPECT_TRUE(test, bmq_waits_behind(bmq_level(NICE(19), 0), hog));
+	KUNIT_EXPECT_TRUE(test, bmq_waits_behind(bmq_level(NICE(4), BMQ_MAX_ADJ), hog));
+	KUNIT_EXPECT_FALSE(test, bmq_waits_behind(hog, hog));
+	KUNIT_EXPECT_FALSE(test, bmq_waits_behind(bmq_level(NICE(0), 0), hog));
+	/* Nothing queued: the watermark is BMQ_LEVELS. */
+	KUNIT_EXPECT_FALSE(test, bmq_waits_behind(BMQ_LEVELS - 1, BMQ_LEVELS));
+}
+
+/*
+ * A nice-19 task preempted in kernel code by a nice-0 spinner waits at the
+ * spinner's level; one preempted by worse work keeps its own.
+ */
+static void bmq_test_kernel_level(struct kunit *test)
+{
+	unsigned int writer = bmq_level(NICE(19), BMQ_MAX_ADJ);
+	unsigned int spinner = bmq_level(NICE(0), BMQ_MAX_ADJ);
+
+	KUNIT_EXPECT_EQ(test, bmq_kernel_level(writer, spinner), spinner);
+	KUNIT_EXPECT_FALSE(test, bmq_waits_behind(bmq_kernel_level(writer, spinner), spinner));
+	KUNIT_EXPECT_EQ(test, bmq_kernel_level(spinner, writer), spinner);
+	KUNIT_EXPECT_EQ(test, bmq_kernel_level(writer, BMQ_LEVELS), writer);
+}
+
 static struct kunit_case bmq_test_cases[] = {
+	KUNIT_CASE(bmq_test_kernel_level),
+	KUNIT_CASE(bmq_test_waits_behind),
 	KUNIT_CASE(bmq_test_level_points),
 	KUNIT_CASE(bmq_test_level_grid),
 	KUNIT_CASE(bmq_test_boost_limits),

@@ -8,6 +8,7 @@
  * Built as part of build_utility.c. See
  * Documentation/scheduler/sched-class-select.rst.
  */
+#include <linux/debugfs.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/sysrq.h>
@@ -375,7 +376,20 @@ static unsigned int sched_watchdog_rq_rtdl_pct(struct rq *rq)
 #endif
 }
 
-/* The first task on @rq's list waiting longer than @timeout jiffies. */
+/*
+ * A wait counts as a stall unless the task's class says it waits behind
+ * better work (SCHED_IDLE behind normal tasks, a worse BMQ level): the
+ * starvation a class causes by its own rules is not a broken class.
+ */
+static bool sched_watchdog_counts(struct rq *rq, struct task_struct *p)
+{
+	const struct sched_class *class = p->sched_class;
+
+	lockdep_assert_rq_held(rq);
+	return !class->task_behind_better || !class->task_behind_better(rq, p);
+}
+
+/* The first task on @rq's list stalled for longer than @timeout jiffies. */
 static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
 				    struct sched_stall *stall)
 {
@@ -384,7 +398,8 @@ static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
 
 	lockdep_assert_rq_held(rq);
 	list_for_each_entry(p, &rq->sched_runnable, sched_runnable_node) {
-		if (!time_after(now, p->sched_runnable_since + timeout))
+		if (!time_after(now, p->sched_runnable_since + timeout) ||
+		    !sched_watchdog_counts(rq, p))
 			continue;
 		stall->class = sched_class_name(p->sched_class);
 		/* As the sched tracepoints do: task_lock() nests outside rq locks. */
@@ -506,6 +521,72 @@ static int sched_watchdog_sysctl_handler(struct ctl_table *table, int write,
 				    READ_ONCE(sched_watchdog_ms));
 	return ret;
 }
+
+#ifdef CONFIG_SCHED_DEBUG
+/*
+ * debugfs sched/inject_stall_pid: a pid whose task its class's pick
+ * passes over (sched_stall_injected()), so that the watchdog's tests can
+ * break a class on purpose; 0 turns it off.
+ */
+#define SCHED_STALL_PID_MAX	((int)PID_MAX_LIMIT)
+
+DEFINE_STATIC_KEY_FALSE(sched_stall_inject_key);
+pid_t sched_stall_inject_pid;
+static DEFINE_MUTEX(sched_stall_inject_mutex);
+
+static ssize_t sched_stall_inject_write(struct file *file, const char __user *ubuf,
+					size_t count, loff_t *ppos)
+{
+	int pid, ret;
+
+	ret = kstrtoint_from_user(ubuf, count, 10, &pid);
+	if (ret || pid < 0 || pid > SCHED_STALL_PID_MAX) {
+		pr_warn_ratelimited("sched: inject_stall_pid takes 0 (off) or a pid up to %d\n",
+				    SCHED_STALL_PID_MAX);
+		return -EINVAL;
+	}
+	mutex_lock(&sched_stall_inject_mutex);
+	WRITE_ONCE(sched_stall_inject_pid, pid);
+	if (pid)
+		static_branch_enable(&sched_stall_inject_key);
+	else
+		static_branch_disable(&sched_stall_inject_key);
+	mutex_unlock(&sched_stall_inject_mutex);
+	return count;
+}
+
+static int sched_stall_inject_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%d\n", READ_ONCE(sched_stall_inject_pid));
+	return 0;
+}
+
+static int sched_stall_inject_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, sched_stall_inject_show, NULL);
+}
+
+static const struct file_operations sched_stall_inject_fops = {
+	.open		= sched_stall_inject_open,
+	.read		= seq_read,
+	.write		= sched_stall_inject_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+static int __init sched_stall_inject_init(void)
+{
+	/* kernel/sched/debug.c made "sched" in an earlier late initcall. */
+	struct dentry *sched = debugfs_lookup("sched", NULL);
+
+	if (!sched)
+		return 0;
+	debugfs_create_file("inject_stall_pid", 0600, sched, NULL, &sched_stall_inject_fops);
+	dput(sched);
+	return 0;
+}
+late_initcall_sync(sched_stall_inject_init);
+#endif
 
 #ifdef CONFIG_MAGIC_SYSRQ
 /* sysrq-S: the console's way back when the shell no longer gets CPU. */

@@ -21,6 +21,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/sched/isolation.h>
 #include <linux/stop_machine.h>
+#include <linux/task_work.h>
 
 /* kernel.sched_muqss_rr_interval_ms */
 static int sysctl_sched_muqss_rr_interval = MUQSS_RR_DEFAULT_MS;
@@ -30,6 +31,12 @@ static int sysctl_sched_muqss_interactive = 1;
 static int sysctl_sched_muqss_yield_type = 1;
 /* kernel.sched_muqss_iso_cpu: percent of a CPU realtime and SCHED_ISO may take. */
 static int sysctl_sched_muqss_iso_cpu = MUQSS_ISO_CPU_DEFAULT;
+/*
+ * kernel.sched_muqss_kernel_boost: 1, a SCHED_IDLE user task preempted in
+ * kernel code sorts among normal tasks until it is back in user space; 0,
+ * MuQSS, where it waits behind them and a lock it holds with it.
+ */
+static int sysctl_sched_muqss_kernel_boost = 1;
 
 static u32 muqss_ratios[NICE_WIDTH] __read_mostly;
 
@@ -37,6 +44,7 @@ static u32 muqss_ratios[NICE_WIDTH] __read_mostly;
 #define MUQSS_F_ONRQ	0x01	/* enqueued in the class */
 #define MUQSS_F_LISTED	0x02	/* in its CPU's skip list */
 #define MUQSS_F_RUNNING	0x04	/* between set_next_task and put_prev_task */
+#define MUQSS_F_KERNEL	0x08	/* preempted in kernel code, not back in user space */
 
 /* Wake flags task_woken() decides by; they fit the entity's u8. */
 #define MUQSS_WAKE_FLAGS	(WF_TTWU | WF_SYNC | WF_FORK)
@@ -64,11 +72,13 @@ static inline u64 muqss_longest_diff(void)
 
 /*
  * idleprio_suitable(): a SCHED_IDLE task may wait behind everything else
- * unless it is exiting or has a signal to handle, which it should do soon.
+ * unless it is exiting or has a signal to handle, which it should do soon,
+ * or (not in MuQSS) was preempted in kernel code, which it should finish.
  */
 static bool muqss_idle_suitable(struct task_struct *p)
 {
-	return !(p->flags & PF_EXITING) && !signal_pending(p);
+	return !(p->flags & PF_EXITING) && !signal_pending(p) &&
+	       !(p->muqss.flags & MUQSS_F_KERNEL);
 }
 
 /*
@@ -256,6 +266,9 @@ static void dequeue_task_muqss(struct rq *rq, struct task_struct *p, int flags)
 	muqss_list_del(rq, p);
 	me->flags &= ~MUQSS_F_ONRQ;
 	me->wake_flags = 0;
+	/* It left the CPU of its own accord: it sorts as itself again. */
+	if (flags & DEQUEUE_SLEEP)
+		me->flags &= ~MUQSS_F_KERNEL;
 	rq->muqss.nr--;
 	muqss_queue(rq)->share_nr--;
 	sub_nr_running(rq, 1);
@@ -361,9 +374,13 @@ static inline bool muqss_pick_look(struct rq *rq, u64 best) { return false; }
 
 static struct task_struct *muqss_queue_first(struct rq *rq)
 {
-	struct muqss_sl_node *first = muqss_sl_first(&rq->muqss.sl);
+	struct muqss_sl_node *node, *head = &rq->muqss.sl.head;
 
-	return first ? muqss_node_task(first) : NULL;
+	for (node = head->next[0]; node != head; node = node->next[0]) {
+		if (!sched_stall_injected(muqss_node_task(node)))
+			return muqss_node_task(node);
+	}
+	return NULL;
 }
 
 static inline void muqss_move_task(struct rq *from, struct rq *to, struct task_struct *p) { }
@@ -405,6 +422,55 @@ static struct task_struct *pick_next_task_muqss(struct rq *rq)
  * reschedule. A waiting task goes back in the list under its key; the
  * pick asks an idle CPU to take it if it is not picked again.
  */
+/*
+ * On its way back to user space @p, the current task, sorts as
+ * SCHED_IDLE again, and gives the CPU up if normal work waits.
+ *
+ * Context: task_work of @p; no lock held.
+ */
+static void muqss_resume_work(struct callback_head *work)
+{
+	struct task_struct *p = container_of(work, struct task_struct, muqss.resume_work);
+	bool switch_now = false;
+	struct rq_flags rf;
+	struct rq *rq;
+
+	WRITE_ONCE(p->muqss.resume_queued, false);
+	rq = task_rq_lock(p, &rf);
+	if (p->muqss.flags & MUQSS_F_KERNEL) {
+		p->muqss.flags &= ~MUQSS_F_KERNEL;
+		if (muqss_task(p) && task_current(rq, p)) {
+			WRITE_ONCE(rq->muqss.curr_key, muqss_task_key(p));
+			switch_now = READ_ONCE(muqss_queue(rq)->best_key) < rq->muqss.curr_key;
+		}
+	}
+	task_rq_unlock(rq, p, &rf);
+	/* A switch of its own: a preemption here would sort it as normal again. */
+	if (switch_now)
+		schedule();
+}
+
+/*
+ * @p, the SCHED_IDLE user task being switched out, was preempted in kernel
+ * code and waits: it sorts among normal tasks until it is back in user
+ * space or sleeps, so that a lock it holds does not wait with it for good.
+ */
+static void muqss_preempted_in_kernel(struct task_struct *p)
+{
+	struct sched_muqss_entity *me = &p->muqss;
+
+	if (!READ_ONCE(sysctl_sched_muqss_kernel_boost) || p->policy != SCHED_IDLE ||
+	    (p->flags & PF_KTHREAD) || p != current)
+		return;
+	if (!READ_ONCE(me->resume_queued)) {
+		init_task_work(&me->resume_work, muqss_resume_work);
+		if (task_work_add(p, &me->resume_work, TWA_RESUME))
+			return;
+		WRITE_ONCE(me->resume_queued, true);
+	}
+	me->flags |= MUQSS_F_KERNEL;
+}
+
 static void put_prev_task_muqss(struct rq *rq, struct task_struct *p)
 {
 	struct sched_muqss_entity *me = &p->muqss;
@@ -416,6 +482,8 @@ static void put_prev_task_muqss(struct rq *rq, struct task_struct *p)
 		muqss_new_deadline(rq, p);
 	if (!(me->flags & MUQSS_F_ONRQ))
 		return;
+	if (rq->sched_kernel_preempt)
+		muqss_preempted_in_kernel(p);
 	muqss_list_add(rq, p);
 	/*
 	 * A stop, deadline or realtime task runs next and this class's pick
@@ -830,7 +898,7 @@ static struct task_struct *muqss_queue_first(struct rq *rq)
 	lockdep_assert_rq_held(rq);
 	for (node = head->next[0]; node != head; node = node->next[0]) {
 		p = muqss_node_task(node);
-		if (muqss_runs_here(rq, p))
+		if (muqss_runs_here(rq, p) && !sched_stall_injected(p))
 			return p;
 	}
 	return NULL;
@@ -866,7 +934,7 @@ static struct task_struct *muqss_first_for(struct rq *src, struct rq *this_rq, u
 	lockdep_assert_rq_held(src);
 	for (node = head->next[0]; node != head && node->key < best; node = node->next[0]) {
 		p = muqss_node_task(node);
-		if (muqss_may_take(p, cpu_of(this_rq)))
+		if (muqss_may_take(p, cpu_of(this_rq)) && !sched_stall_injected(p))
 			return p;
 		if (!interactive)
 			break;
@@ -1255,6 +1323,18 @@ out:
 }
 #endif /* CONFIG_SMP */
 
+/* Only a SCHED_IDLE task waits for good, behind one that is not. */
+static bool task_behind_better_muqss(struct rq *rq, struct task_struct *p)
+{
+	struct task_struct *first = muqss_queue_first(rq);
+	u64 best = first ? first->muqss.node.key : U64_MAX;
+
+	lockdep_assert_rq_held(rq);
+	if (muqss_task(rq_curr_locked(rq)))
+		best = min(best, READ_ONCE(rq->muqss.curr_key));
+	return (p->muqss.flags & MUQSS_F_LISTED) && muqss_waits_behind(p->muqss.node.key, best);
+}
+
 DEFINE_SCHED_CLASS(muqss) = {
 	.enqueue_task		= enqueue_task_muqss,
 	.dequeue_task		= dequeue_task_muqss,
@@ -1278,6 +1358,7 @@ DEFINE_SCHED_CLASS(muqss) = {
 	.switched_to		= switched_to_muqss,
 	.get_rr_interval	= get_rr_interval_muqss,
 	.update_curr		= update_curr_muqss,
+	.task_behind_better	= task_behind_better_muqss,
 };
 
 /*
@@ -1368,6 +1449,15 @@ static struct ctl_table muqss_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= &muqss_rr_min,
 		.extra2		= &muqss_rr_max,
+	},
+	{
+		.procname	= "sched_muqss_kernel_boost",
+		.data		= &sysctl_sched_muqss_kernel_boost,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
 	},
 	{
 		.procname	= "sched_muqss_interactive",

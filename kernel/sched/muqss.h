@@ -181,6 +181,18 @@ static inline bool muqss_key_idleprio(u64 key)
 }
 
 /*
+ * The stall watchdog's rule: a task listed under @key waits behind better
+ * work for good only as a SCHED_IDLE task while a task that is not one
+ * runs or waits where it waits (@best: the lowest key there, U64_MAX for
+ * none). Every other key is a deadline that later deadlines pass, so a
+ * normal task reaches the head in bounded time, and ISO time is capped.
+ */
+static inline bool muqss_waits_behind(u64 key, u64 best)
+{
+	return muqss_key_idleprio(key) && best != U64_MAX && !muqss_key_idleprio(best);
+}
+
+/*
  * can_preempt(): may a woken task with @key and @deadline take a CPU whose
  * running task has @curr_key and @curr_deadline (U64_MAX key: idle)?
  * Better priority always; at equal priority a strictly earlier deadline,

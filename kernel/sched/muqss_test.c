@@ -457,7 +457,27 @@ static void muqss_test_loc_without_table(struct kunit *test)
 }
 #endif
 
+/*
+ * The stall watchdog's rule: only a SCHED_IDLE key waits for good, and
+ * only behind a key that is not one; deadlines and ISO never do.
+ */
+static void muqss_test_waits_behind(struct kunit *test)
+{
+	u64 longest = 1ULL << 30, idle = muqss_key(1000, true, true, longest);
+
+	KUNIT_EXPECT_TRUE(test, muqss_waits_behind(idle, 5000));
+	KUNIT_EXPECT_TRUE(test, muqss_waits_behind(idle, MUQSS_ISO_KEY));
+	KUNIT_EXPECT_FALSE(test, muqss_waits_behind(idle, muqss_key(0, true, true, longest)));
+	KUNIT_EXPECT_FALSE(test, muqss_waits_behind(idle, U64_MAX));
+	/* A deadline far later than the best one is still not behind it. */
+	KUNIT_EXPECT_FALSE(test, muqss_waits_behind(1ULL << 40, 1000));
+	KUNIT_EXPECT_FALSE(test, muqss_waits_behind(5000, MUQSS_ISO_KEY));
+	/* An exiting SCHED_IDLE task sorts among deadlines: not behind. */
+	KUNIT_EXPECT_FALSE(test, muqss_waits_behind(muqss_key(1000, true, false, longest), 5));
+}
+
 static struct kunit_case muqss_test_cases[] = {
+	KUNIT_CASE(muqss_test_waits_behind),
 	KUNIT_CASE(muqss_test_ratios),
 	KUNIT_CASE(muqss_test_deadline_diff),
 	KUNIT_CASE(muqss_test_keys),

@@ -689,10 +689,42 @@ static void set_next_task_ule(struct rq *rq, struct task_struct *p, bool first)
 		ule_update_util(rq, 0);
 }
 
+/* The first task of @q's lists from @index on, but @skip. */
+static struct task_struct *ule_first_but(struct ule_runq *q, unsigned int index,
+					 struct task_struct *skip)
+{
+	struct task_struct *p;
+
+	for_each_set_bit_from(index, q->bits, ULE_RQ_NQS) {
+		list_for_each_entry(p, &q->queue[index], ule.run_list) {
+			if (p != skip)
+				return p;
+		}
+	}
+	return NULL;
+}
+
+/* ule_choose() passing over @skip (debugfs sched/inject_stall_pid). */
+static struct task_struct *ule_choose_but(struct ule_rq *ule, struct task_struct *skip)
+{
+	struct task_struct *p;
+
+	p = ule_first_but(&ule->realtime, 0, skip);
+	if (!p)
+		p = ule_first_but(&ule->timeshare, ule->ridx, skip);
+	if (!p)
+		p = ule_first_but(&ule->timeshare, 0, skip);
+	if (!p)
+		p = ule_first_but(&ule->idle, 0, skip);
+	return p;
+}
+
 static struct task_struct *pick_next_task_ule(struct rq *rq)
 {
 	struct task_struct *p = ule_choose(ule_rq_of(rq));
 
+	if (p && sched_stall_injected(p))
+		p = ule_choose_but(ule_rq_of(rq), p);
 	if (!p) {
 		WRITE_ONCE(ule_rq_of(rq)->lowpri, ULE_PRI_MAX_IDLE);
 		ule_mark_idle(rq, true);
@@ -711,7 +743,7 @@ static struct task_struct *pick_next_task_ule(struct rq *rq)
 static void ule_switch_boost(struct rq *rq, struct task_struct *p)
 {
 	struct sched_ule_entity *ue = &p->ule;
-	u8 flags = ule_boost_update(ue->flags, rq->ule.kernel_preempt ? ULE_EV_PREEMPT_KERNEL :
+	u8 flags = ule_boost_update(ue->flags, rq->sched_kernel_preempt ? ULE_EV_PREEMPT_KERNEL :
 				    ULE_EV_SWITCH, p->flags & PF_KTHREAD);
 
 	if (flags == ue->flags)
@@ -2005,6 +2037,19 @@ static void rq_offline_ule(struct rq *rq)
 }
 #endif /* CONFIG_SMP */
 
+/* The best priority on @rq, running or queued, waits @p behind it? */
+static bool task_behind_better_ule(struct rq *rq, struct task_struct *p)
+{
+	struct task_struct *curr = rq_curr_locked(rq);
+	struct task_struct *next = ule_choose(ule_rq_of(rq));
+	unsigned int best = next ? next->ule.prio : p->ule.prio;
+
+	lockdep_assert_rq_held(rq);
+	if (ule_task(curr) && (curr->ule.flags & ULE_F_QUEUED))
+		best = min_t(unsigned int, best, curr->ule.prio);
+	return ule_on_runq(p) && ule_waits_behind(p->ule.prio, best);
+}
+
 DEFINE_SCHED_CLASS(ule) = {
 	.enqueue_task		= enqueue_task_ule,
 	.dequeue_task		= dequeue_task_ule,
@@ -2029,6 +2074,7 @@ DEFINE_SCHED_CLASS(ule) = {
 	.switched_to		= switched_to_ule,
 	.get_rr_interval	= get_rr_interval_ule,
 	.update_curr		= update_curr_ule,
+	.task_behind_better	= task_behind_better_ule,
 #ifdef CONFIG_UCLAMP_TASK
 	/* ULE's utilisation feeds schedutil, so task clamps apply as under CFS. */
 	.uclamp_enabled		= 1,

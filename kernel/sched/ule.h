@@ -123,6 +123,23 @@ static inline unsigned int ule_runq_for(unsigned int prio)
 	return ULE_RUNQ_IDLE;
 }
 
+/*
+ * The stall watchdog's rule: a task of priority @prio waits behind better
+ * work for as long as one of priority @best runs or waits on its CPU when
+ * @best's queue comes first (realtime, then timeshare, then idle), or
+ * both share the realtime or the idle queue, which run strictly by list,
+ * and @best's list comes first. The timeshare calendar turns, so batch
+ * tasks are never behind one another for good.
+ */
+static inline bool ule_waits_behind(unsigned int prio, unsigned int best)
+{
+	unsigned int band = ule_runq_for(prio), best_band = ule_runq_for(best);
+
+	if (best_band != band)
+		return best_band < band;
+	return band != ULE_RUNQ_TIMESHARE && best / ULE_RQ_PPQ < prio / ULE_RQ_PPQ;
+}
+
 /* Where tdq_runq_add() puts a task back in its queue. */
 enum ule_add {
 	ULE_ADD_BY_PRIO,	/* tail of its priority's list or calendar slot */
@@ -159,8 +176,6 @@ struct ule_rq {
 	u8			lowpri;
 	/* Best priority whose preemption waits for wakeup_gran; 255: none. */
 	u8			preempt_pri;
-	/* The switch under way preempts kernel code (set by __schedule()). */
-	bool			kernel_preempt;
 	/* Calendar insert and removal indexes. */
 	u8			idx;
 	u8			ridx;

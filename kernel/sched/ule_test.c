@@ -351,7 +351,27 @@ static void ule_test_kthread_slice(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ule_kthread_prio(5, f & ULE_F_KSPENT, batch), 105U);
 }
 
+/*
+ * The stall watchdog's rule: bands in order, strict lists within the
+ * realtime and idle bands, and no batch task behind another.
+ */
+static void ule_test_waits_behind(struct kunit *test)
+{
+	unsigned int interact = ULE_PRI_MIN_INTERACT, batch = ULE_PRI_MIN_BATCH;
+
+	KUNIT_EXPECT_TRUE(test, ule_waits_behind(batch, interact));
+	KUNIT_EXPECT_TRUE(test, ule_waits_behind(ULE_PRI_MIN_IDLE, ULE_PRI_MAX_BATCH));
+	KUNIT_EXPECT_TRUE(test, ule_waits_behind(ULE_PRI_MIN_IDLE + ULE_RQ_PPQ, ULE_PRI_MIN_IDLE));
+	KUNIT_EXPECT_TRUE(test, ule_waits_behind(interact + ULE_RQ_PPQ, interact));
+	/* One list of the realtime queue takes turns. */
+	KUNIT_EXPECT_FALSE(test, ule_waits_behind(interact + 1, interact));
+	KUNIT_EXPECT_FALSE(test, ule_waits_behind(ULE_PRI_MAX_BATCH, batch));
+	KUNIT_EXPECT_FALSE(test, ule_waits_behind(interact, batch));
+	KUNIT_EXPECT_FALSE(test, ule_waits_behind(batch, batch));
+}
+
 static struct kunit_case ule_test_cases[] = {
+	KUNIT_CASE(ule_test_waits_behind),
 	KUNIT_CASE(ule_test_score_grid),
 	KUNIT_CASE(ule_test_score_monotonic),
 	KUNIT_CASE(ule_test_history_update),

@@ -20,6 +20,11 @@ struct sched_bmq_entity {
 	/* The queue level it is listed at (valid while listed). */
 	u8			level;
 	u8			flags;
+	/* The level it finishes kernel code at after a preemption there. */
+	u8			kernel_level;
+	/* Ends that level on its way back to user space. */
+	bool			resume_queued;
+	struct callback_head	resume_work;
 };
 
 #endif /* _LINUX_SCHED_BMQ_H */

@@ -31,6 +31,9 @@ struct sched_muqss_entity {
 	u8			flags;
 	/* WF_TTWU, WF_SYNC, WF_FORK of the wakeup under way, for task_woken(). */
 	u8			wake_flags;
+	/* Ends MUQSS_F_KERNEL on its way back to user space. */
+	bool			resume_queued;
+	struct callback_head	resume_work;
 };
 
 #endif /* _LINUX_SCHED_MUQSS_H */

@@ -3,14 +3,17 @@
 # (Documentation/scheduler/sched-class-select.rst, "Stall watchdog").
 # Usage: sched_watchdog.sh CLASS   (boot with sched=CLASS, 2 CPUs or more)
 #
-# An honest stall: a spinner pinned to CPU 1 with a hog, where CLASS never
-# runs it (ULE: the victim is SCHED_IDLE, in ULE's idle band; BMQ: the
-# victim is nice 4, two levels below a nice-0 hog; MuQSS: the victim is
-# SCHED_IDLE, whose deadlines sort after every normal task's). The watchdog must leave
-# it alone when off, fall back to cfs within the timeout plus 1 s when on,
-# time a stall that goes on across a switch to the other class from the
-# switch, and sysrq-S must fall back while a load keeps a shell from running.
-# The tick must ask for the fallback when the checks themselves stop.
+# A broken class: a spinner pinned to CPU 1 that its class's pick passes
+# over (debugfs sched/inject_stall_pid), so CPU 1 idles while it waits. The
+# watchdog must leave it alone when off, fall back to cfs within the
+# timeout plus 1 s when on, for root's task and an unprivileged user's,
+# and time a stall that goes on across a switch to the other class from
+# the switch. Starvation by the class's own rules is no stall: a spinner
+# CLASS ranks below a hog on its CPU (ULE, MuQSS: SCHED_IDLE; BMQ: nice
+# 19, levels below a nice-0 hog) starves with the watchdog on, as root's
+# and as uid 65534's. sysrq-S must fall back while such a load keeps a
+# shell from running; the tick must ask for the fallback when the checks
+# themselves stop.
 cls=${1:?usage: $0 CLASS}
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/class_lib.sh"
@@ -19,33 +22,25 @@ W=/proc/sys/kernel/sched_watchdog_ms
 LIMIT=2000
 
 echo "TAP version 13"
-echo "1..38"
+echo "1..48"
 
 watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
+INJECT=/sys/kernel/debug/sched/inject_stall_pid
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+hog=""
 
-# stall [both]: start the victim and then the hog on CPU 1; sets hog and
-# victim. With "both" the victim is SCHED_IDLE at nice 4 and starves under
-# ULE and BMQ alike.
-# The victim is demoted only once it spins in user space: starved inside
-# its exec it could hold the shell binary's i_mmap_rwsem, and every later
-# fork of this script would wait for it behind the hog.
+# stall [USER-PREFIX]: a victim on CPU 1 that the class's pick passes over;
+# sets victim. It is broken only once it spins in user space: starved
+# inside its exec it could hold the shell binary's i_mmap_rwsem, and every
+# later fork of this script would wait for it.
 stall() {
-	# The switch walk moves tasks in fork order, and ULE's class ranks
-	# above BMQ's and MuQSS's: between its move and the hog's, a victim
-	# moved first from either to ULE would run. So from those the hog is
-	# the older one.
-	case $1/$cls in both/bmq | both/muqss) hog_on_cpu1 ;; esac
-	victim_on_cpu1
-	case $1/$cls in
-	both/*) chrt -i -p 0 $victim >/dev/null && renice -n 4 -p $victim >/dev/null ;;
-	*/ule | */muqss) chrt -i -p 0 $victim >/dev/null ;;
-	*) renice -n 4 -p $victim >/dev/null ;;
-	esac
-	case $1/$cls in both/bmq | both/muqss) ;; *) hog_on_cpu1 ;; esac
+	victim_on_cpu1 "$@"
+	echo $victim >$INJECT
 }
-# victim_on_cpu1: a spinner on CPU 1, returned once it spins in user space.
+# victim_on_cpu1 [USER-PREFIX]: a spinner on CPU 1, returned once it spins
+# in user space.
 victim_on_cpu1() {
-	taskset -c 1 sh -c 'while :; do :; done' &
+	$1 taskset -c 1 sh -c 'while :; do :; done' &
 	victim=$!
 	_i=0
 	until grep -q while /proc/$victim/cmdline 2>/dev/null || [ $_i -ge 100 ]; do
@@ -55,10 +50,15 @@ victim_on_cpu1() {
 	sleep 0.2
 }
 hog_on_cpu1() {
-	taskset -c 1 sh -c 'while :; do :; done' &
+	$1 taskset -c 1 sh -c 'while :; do :; done' &
 	hog=$!
 }
-unstall() { kill $hog $victim 2>/dev/null; wait $hog $victim 2>/dev/null; }
+unstall() {
+	echo 0 >$INJECT
+	kill $hog $victim 2>/dev/null
+	wait $hog $victim 2>/dev/null
+	hog=""
+}
 # to_class NAME: kernel.sched_class reads cfs as soon as a fallback has
 # published it, and refuses writes (EBUSY) until the fallback is done.
 to_class() {
@@ -68,7 +68,7 @@ to_class() {
 		_i=$((_i + 1))
 	done
 }
-trap 'kill $hog $victim $spinners $shell 2>/dev/null' EXIT
+trap 'echo 0 >$INJECT; kill $hog $victim $spinners $shell 2>/dev/null' EXIT
 
 # wait_for_cfs SECONDS: polls kernel.sched_class; sets waited (centis).
 wait_for_cfs() {
@@ -87,6 +87,36 @@ check "$(cat $W)" 30000 "kernel.sched_watchdog_ms defaults to 30000"
 for bad in abc -1 1 99 3600001 ""; do
 	rejects $W "$bad"
 done
+check "$(cat $INJECT)" 0 "no stall is injected at boot"
+for bad in abc -1 99999999; do
+	rejects $INJECT "$bad"
+done
+
+# starve USER-PREFIX WHO: a victim CLASS ranks below a nice-0 hog on CPU 1,
+# both WHO's, starves for longer than the timeout with the watchdog on,
+# and the watchdog leaves it: the class does what its rules say.
+starve() {
+	to_class "$cls"
+	echo $LIMIT >$W
+	_lines=$(watchdog_lines)
+	victim_on_cpu1 "$1"
+	case $cls in
+	bmq) $1 renice -n 19 -p $victim >/dev/null ;;
+	*) $1 chrt -i -p 0 $victim >/dev/null ;;
+	esac
+	hog_on_cpu1 "$1"
+	sleep 1
+	cpu_ns $victim; r0=$ns
+	sleep $((LIMIT / 1000 + 2))
+	cpu_ns $victim; r1=$ns
+	echo "# $2's demoted victim $victim beside a hog: ${r0} ns -> ${r1} ns in $((LIMIT / 1000 + 2)) s"
+	check "$r1" "$r0" "$2's demoted victim starves on $cls"
+	check "$(cat $K)/$(($(watchdog_lines) - _lines))" "$cls/0" \
+		"$2's starvation by $cls's own rules is no stall: still on $cls, nothing logged"
+	unstall
+}
+starve "" root
+starve "$NOBODY" "uid 65534"
 
 # Off: the victim starves and nothing happens.
 echo 0 >$W
@@ -159,12 +189,25 @@ echo "# the check saw it after ${seen:-none} ms"
 	not_ok "a fresh stall falls back within the timeout plus 1 s (seen after ${seen:-none} ms, fell back after ${waited}0 ms, $(cat $K))"
 unstall
 
+# An unprivileged user's task that the class fails to run falls back too.
+to_class "$cls"
+echo $LIMIT >$W
+stall "$NOBODY"
+check "$(stat -c %u /proc/$victim)" 65534 "the stalled victim is uid 65534's"
+wait_for_cfs 5
+seen=$(reported_ms $victim)
+echo "# uid 65534's stall: fell back after ${waited}0 ms, seen after ${seen:-none} ms"
+[ "$(cat $K)" = cfs ] && [ "${seen:-0}" -ge $LIMIT ] && [ "$seen" -le $((LIMIT + 1000)) ] &&
+	ok "uid 65534's stalled task falls back within the timeout plus 1 s" ||
+	not_ok "uid 65534's stalled task falls back within the timeout plus 1 s (seen after ${seen:-none} ms, $(cat $K))"
+unstall
+
 # A stall that began on CLASS and goes on after a switch to the other class
 # is timed from the switch: the wait on CLASS is not the other's stall.
 case $cls in ule) other=bmq ;; *) other=ule ;; esac
 to_class "$cls"
 echo 0 >$W
-stall both
+stall
 sleep 3
 cpu_ns $victim; r0=$ns
 to_class $other
@@ -203,7 +246,7 @@ esac
 unstall
 
 # sysrq-S while a load keeps a shell from running: spinners on every CPU
-# and a shell loop that CLASS ranks below them, as in the stall above (a
+# and a shell loop that CLASS ranks below them, as in starve() above (a
 # builtin-only loop, so that its progress on cfs shows at once). The
 # watchdog is off; this script runs as an RT task, as the console's
 # interrupt would.
@@ -311,9 +354,11 @@ check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, 
 
 # A stall that realtime work causes: RT throttling off, a normal spinner
 # pinned to CPU 1 under a SCHED_FIFO one. The line names realtime work,
-# not the class.
+# not the class; the task it names may be the victim or one of CPU 1's
+# kworkers, whichever waited longest.
 to_class "$cls"
 echo $LIMIT >$W
+blamed=$(dmesg | grep -c "sched: watchdog: $cls left ")
 rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)
 echo -1 >/proc/sys/kernel/sched_rt_runtime_us
 victim_on_cpu1
@@ -326,13 +371,13 @@ line=$(dmesg | grep "sched: watchdog:" | tail -1)
 echo "# $line"
 check "$(cat $K)" cfs "a stall under realtime work falls back to cfs"
 case $line in
-*"sched: watchdog: "*"[$victim] runnable on CPU 1 for "*" ms (limit $LIMIT ms) while realtime or deadline tasks held "*"% of it, falling back to cfs")
+*"sched: watchdog: "*"] runnable on CPU 1 for "*" ms (limit $LIMIT ms) while realtime or deadline tasks held "*"% of it, falling back to cfs")
 	ok "the log line names realtime work, not $cls" ;;
 *) not_ok "the log line names realtime work, not $cls" ;;
 esac
-check "$(dmesg | grep -c "sched: watchdog: $cls left .*\[$victim\]")" 0 "$cls is not blamed for it"
+check "$(dmesg | grep -c "sched: watchdog: $cls left ")" "$blamed" "$cls is not blamed for it"
 
-check "$(watchdog_lines)" 5 "the watchdog reported each stall once, the off state and sysrq nothing"
+check "$(watchdog_lines)" 6 "the watchdog reported each stall once, the off state and sysrq nothing"
 busy_lines=$(dmesg | grep -c "sched: a class switch is under way, refusing \"cfs\" for kernel.sched_class")
 check "$busy_lines" 1 "the refused write of cfs logged once"
 tap_done
