@@ -17,7 +17,7 @@
  * Built as part of build_policy.c.
  */
 
-#include <linux/task_work.h>
+#include "class_common.h"
 
 /* Slice length in ns: "sched_timeslice=2" halves it. */
 static u64 bmq_slice_ns __read_mostly = (u64)BMQ_SLICE_DEFAULT_MS << BMQ_SLICE_SHIFT;
@@ -468,15 +468,9 @@ static void bmq_preempted_in_kernel(struct rq *rq, struct task_struct *p)
 	unsigned int level = bmq_kernel_level(be->level, rq->bmq.prio);
 
 	lockdep_assert_rq_held(rq);
-	if (!READ_ONCE(sysctl_sched_bmq_kernel_boost) || level == be->level ||
-	    (p->flags & PF_KTHREAD) || p != current)
+	if (!READ_ONCE(sysctl_sched_bmq_kernel_boost) || level == be->level || p != current ||
+	    !sched_queue_resume(p, &be->resume_work, &be->resume_queued, bmq_resume_work))
 		return;
-	if (!READ_ONCE(be->resume_queued)) {
-		init_task_work(&be->resume_work, bmq_resume_work);
-		if (task_work_add(p, &be->resume_work, TWA_RESUME))
-			return;
-		WRITE_ONCE(be->resume_queued, true);
-	}
 	be->kernel_level = level;
 	be->flags |= BMQ_F_KERNEL;
 	bmq_requeue(rq, p);

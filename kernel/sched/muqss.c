@@ -21,7 +21,8 @@
 #include <linux/cpuhotplug.h>
 #include <linux/sched/isolation.h>
 #include <linux/stop_machine.h>
-#include <linux/task_work.h>
+
+#include "class_common.h"
 
 /* kernel.sched_muqss_rr_interval_ms */
 static int sysctl_sched_muqss_rr_interval = MUQSS_RR_DEFAULT_MS;
@@ -460,14 +461,9 @@ static void muqss_preempted_in_kernel(struct task_struct *p)
 	struct sched_muqss_entity *me = &p->muqss;
 
 	if (!READ_ONCE(sysctl_sched_muqss_kernel_boost) || p->policy != SCHED_IDLE ||
-	    (p->flags & PF_KTHREAD) || p != current)
+	    p != current ||
+	    !sched_queue_resume(p, &me->resume_work, &me->resume_queued, muqss_resume_work))
 		return;
-	if (!READ_ONCE(me->resume_queued)) {
-		init_task_work(&me->resume_work, muqss_resume_work);
-		if (task_work_add(p, &me->resume_work, TWA_RESUME))
-			return;
-		WRITE_ONCE(me->resume_queued, true);
-	}
 	me->flags |= MUQSS_F_KERNEL;
 }
 

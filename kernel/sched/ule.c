@@ -20,6 +20,8 @@
 
 #include <linux/task_work.h>
 
+#include "class_common.h"
+
 #include <asm/irq_regs.h>
 
 #define CREATE_TRACE_POINTS
@@ -599,17 +601,8 @@ static void ule_resched_for(struct rq *rq, struct task_struct *curr, unsigned in
  */
 static bool ule_queue_resume(struct task_struct *p)
 {
-	struct sched_ule_entity *ue = &p->ule;
-
-	if (p->flags & PF_KTHREAD)
-		return false;
-	if (READ_ONCE(ue->resume_queued))
-		return true;
-	init_task_work(&ue->resume_work, ule_resume_work);
-	if (task_work_add(p, &ue->resume_work, TWA_RESUME))
-		return false;
-	WRITE_ONCE(ue->resume_queued, true);
-	return true;
+	return sched_queue_resume(p, &p->ule.resume_work, &p->ule.resume_queued,
+				  ule_resume_work);
 }
 
 /*
