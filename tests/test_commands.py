@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -349,6 +350,8 @@ if "kvm" in sys.argv and os.environ.get("FAKE_KVM") == "hang":
 console = open(os.path.join(out, "console.log"), "w")
 console.write("[    0.000000] Linux version 6.1.0 (fake)\\n")
 console.flush()
+if os.environ.get("FAKE_QEMU") == "boot-hang":
+    time.sleep(60)
 time.sleep(0.3)
 console.write("[    1.000000] schedlab: guest ready after 1.0 s\\n")
 console.flush()
@@ -382,6 +385,19 @@ def test_boot_says_when_the_guest_is_up(fake_qemu, capfd):
     assert re.fullmatch(r"vm: booting 1 \(1 CPU, 1 node\) with .*bzImage", err[0]), err
     assert re.fullmatch(r"vm: 1 booted in \d+ s; running the command", err[1]), err
     assert "Linux version" not in "\n".join(err)
+
+
+def test_a_boot_that_hangs_before_the_command_is_tried_once_more(fake_qemu, capfd,
+                                                                monkeypatch):
+    monkeypatch.setattr(vm, "BOOT_LIMIT_BASE", 1)
+    monkeypatch.setattr(vm, "BOOT_LIMIT_PER_CPU", 0)
+    monkeypatch.setenv("FAKE_QEMU", "boot-hang")
+    start = time.time()
+    with pytest.raises(vm.BootHang, match=r"not ready within 1 s"):
+        vm.boot("true", "2x4", kernel=fake_qemu.kernel, timeout=60)
+    assert time.time() - start < 20
+    err = capfd.readouterr().err
+    assert err.count("vm: booting 2x4") == 2 and "booting once more" in err, err
 
 
 def test_boot_verbose_shows_the_console(fake_qemu, capfd):

@@ -41,7 +41,7 @@ def selftest_runs(guest, debug_kernel):
         except build.BuildError as e:
             pytest.fail(str(e), pytrace=False)
         res = guest(f"sh {GUEST_TESTS}/run_selftests.sh {installed}", cmdline=f"sched={cls}",
-                    timeout=1800)
+                    timeout=600)
         result = tap.parse(res.output)
         booted = re.search(r"sched: normal tasks run on (\w+)", res.console)
         assert booted and booted.group(1) == cls, res.console[-2000:]

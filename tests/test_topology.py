@@ -121,3 +121,32 @@ def test_only_overcommitted_guests_get_longer_watchdogs():
     args = vm.watchdog_args(vm.PRESETS["8x8"], host_cpus=2)
     assert "watchdog_thresh=60" in args and len(args) == 3
     assert vm.watchdog_args(vm.PRESETS["8x8"], host_cpus=64) == []
+
+
+def test_a_boot_that_never_gets_ready_is_given_up_on_time():
+    """A guest that never says it is ready (TCG losing a new vCPU's timer
+    stalled one boot until the command's 1800 s ran out) ends at the boot
+    limit; one that is ready, or that ends, does not."""
+    import subprocess
+    import threading
+    import time
+
+    def run(args, ready_after=None, limit=1.0):
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        ready = threading.Event()
+        if ready_after is not None:
+            threading.Timer(ready_after, ready.set).start()
+        try:
+            return vm._wait_ready(proc, ready, limit)
+        finally:
+            proc.kill()
+            proc.communicate()
+
+    start = time.time()
+    with pytest.raises(vm.BootHangExpired):
+        run(["sleep", "30"])
+    assert time.time() - start < 5
+    assert run(["sleep", "30"], ready_after=0.2) is None
+    assert run(["echo", "ended"]) == "ended\n"
+    assert vm.boot_limit(8) < 300 and vm.boot_limit(64) < 600
+    assert vm.boot_limit(8) >= 10 * 6 and vm.boot_limit(64) >= 10 * 20

@@ -64,6 +64,10 @@ class GuestTimeout(GuestError):
     pass
 
 
+class BootHang(GuestError):
+    """The guest never said it was ready (see boot_limit())."""
+
+
 class HostLockStall(GuestError):
     """The command finished, but RCU reported a stall of vCPUs that were
     spinning for a lock (see host_lock_stall())."""
@@ -418,10 +422,13 @@ def boot(*args, **kw):
     kernel code ran: that one boot is retried once, saying so. So is a boot
     whose command finished but whose only trouble is an RCU stall of vCPUs
     spinning for a lock (host_lock_stall()); a real deadlock would not let
-    the command finish, and a second such report fails."""
+    the command finish, and a second such report fails. And so is a boot
+    that never reached the point where our command starts (boot_limit()):
+    TCG has been seen to lose a freshly started vCPU's timer, which stalls
+    RCU and with it the whole boot."""
     try:
         return _boot_once(*args, **kw)
-    except (QemuCrash, HostLockStall) as e:
+    except (QemuCrash, HostLockStall, BootHang) as e:
         print(f"vm: {str(e).splitlines()[0]}; booting once more", file=sys.stderr)
         return _boot_once(*args, **kw, _retried=True)
 
@@ -466,12 +473,21 @@ def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", 
         return GuestResult("", int(rc) if rc else -1, "", time.time() - start, outdir)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    stop = threading.Event()
+    stop, ready = threading.Event(), threading.Event()
     watcher = threading.Thread(target=_watch, args=(outdir / "console.log", stop, start,
-                                                     topo.name, verbose), daemon=True)
+                                                     topo.name, verbose, ready), daemon=True)
     watcher.start()
+    limit = boot_limit(topo.cpus)
     try:
-        qemu_out, _ = proc.communicate(timeout=timeout)
+        qemu_out = _wait_ready(proc, ready, limit) if limit < timeout else None
+        if qemu_out is None:
+            qemu_out, _ = proc.communicate(timeout=max(timeout - (time.time() - start), 1))
+    except BootHangExpired:
+        proc.kill()
+        proc.communicate()
+        console = _read(outdir / "console.log")
+        raise BootHang(f"guest was not ready within {limit:.0f} s of booting "
+                       f"(topology {topo.name}); files in {outdir}", console)
     except subprocess.TimeoutExpired:
         proc.kill()
         qemu_out, _ = proc.communicate()
@@ -506,6 +522,36 @@ def _boot_once(command="true", topology_name="2x4", cmdline="", config="debug", 
     return result
 
 
+class BootHangExpired(Exception):
+    pass
+
+
+def boot_limit(cpus):
+    """Seconds a guest may take to say it is ready: its boots here take 6 s
+    (8 vCPUs) to 20 s (64), so this is ten times that and more."""
+    return BOOT_LIMIT_BASE + BOOT_LIMIT_PER_CPU * cpus
+
+
+BOOT_LIMIT_BASE = 180
+BOOT_LIMIT_PER_CPU = 2
+
+
+def _wait_ready(proc, ready, limit):
+    """Wait until the guest is ready (None) or QEMU has ended (its output);
+    raise BootHangExpired when neither happens within limit seconds."""
+    deadline = time.time() + limit
+    while not ready.is_set():
+        left = deadline - time.time()
+        if left <= 0:
+            raise BootHangExpired()
+        try:
+            out, _ = proc.communicate(timeout=min(left, WATCH_SECONDS))
+            return out
+        except subprocess.TimeoutExpired:
+            pass
+    return None
+
+
 def _read(path):
     try:
         return path.read_text(errors="replace")
@@ -531,9 +577,10 @@ READY_LINE = "schedlab: guest ready"
 WATCH_SECONDS = 0.5
 
 
-def _watch(path, stop, start, name, verbose):
+def _watch(path, stop, start, name, verbose, ready_event=None):
     """Say on stderr when the guest has booted, so a long boot is not
-    silence; with verbose, copy the whole console there as it grows."""
+    silence, and set ready_event; with verbose, copy the whole console there
+    as it grows."""
     pos, tail, ready = 0, "", False
     while True:
         last = stop.is_set()
@@ -548,6 +595,8 @@ def _watch(path, stop, start, name, verbose):
             tail = (tail + chunk)[-4096:]
             if not ready and READY_LINE in tail:
                 ready = True
+                if ready_event is not None:
+                    ready_event.set()
                 print(f"vm: {name} booted in {time.time() - start:.0f} s; running the command",
                       file=sys.stderr, flush=True)
         if last:
