@@ -86,19 +86,22 @@ def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
     with the check thread kept off the CPU the tick asks for the fallback,
     and writes to kernel.sched_class get EBUSY while that fallback is
     pending (a write while another waits: KUnit sched_class_busy_refuses); a stall under realtime work names it, not the
-    class. Starvation by the class's own rules (SCHED_IDLE or nice 19 beside
+    class; 1000 threads waiting behind a hog, which the checks look at 32 at
+    a time, fall back nowhere, and a stall among them falls back within the
+    timeout plus 1 s. Starvation by the class's own rules (SCHED_IDLE or nice 19 beside
     a nice-0 hog), as root and as uid 65534, is no stall: nothing falls back.
     Lockdep must stay quiet throughout."""
     other = "bmq" if cls == "ule" else "ule"
-    res = guest(f"sh {GUEST_TESTS}/sched_watchdog.sh {cls}", topology="2",
+    tasks = build.guest_program("tasks")
+    res = guest(f"sh {GUEST_TESTS}/sched_watchdog.sh {cls} {tasks}", topology="2",
                 cmdline=f"sched={cls}", timeout=400)
     assert_tap(res.output, f"watchdog and sysrq-S on {cls}")
     lines = [l for l in sched_lines(res) if l.startswith("sched: watchdog:")]
     stalls = [l for l in lines if "the stall check has not run" not in l]
-    assert len(stalls) == 5 and len(lines) == 6, lines
+    assert len(stalls) == 6 and len(lines) == 7, lines
     tail = (r" left \S+\[\d+\] runnable on CPU 1 for \d+ ms \(limit 2000 ms\), "
             r"falling back to cfs$")
-    for line, blamed in zip(stalls, [cls, cls, cls, other]):
+    for line, blamed in zip(stalls[:4] + stalls[5:], [cls, cls, cls, other, cls]):
         assert re.search(rf"sched: watchdog: {blamed}{tail}", line), stalls
     assert re.search(r"sched: watchdog: \S+\[\d+\] runnable on CPU 1 for \d+ ms \(limit 2000 ms\) "
                      r"while realtime or deadline tasks held \d+% of it, falling back to cfs$",

@@ -389,18 +389,37 @@ static bool sched_watchdog_counts(struct rq *rq, struct task_struct *p)
 	return !class->task_behind_better || !class->task_behind_better(rq, p);
 }
 
-/* The first task on @rq's list stalled for longer than @timeout jiffies. */
-static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
-				    struct sched_stall *stall)
+/*
+ * Waiting tasks a check looks at with one runqueue locked and interrupts
+ * off, as sysctl_sched_nr_migrate bounds mainline's walks: a CPU with
+ * thousands of waiting tasks is checked in batches, the lock dropped in
+ * between.
+ */
+#define SCHED_WATCHDOG_BATCH	32
+
+/*
+ * Looks at up to SCHED_WATCHDOG_BATCH waiting tasks from the head of
+ * @rq's list and returns how many: the first stalled for longer than
+ * @timeout jiffies fills @stall and ends the batch; the others go to the
+ * tail, so that the next batch looks at the next ones.
+ */
+static unsigned int sched_watchdog_check_batch(struct rq *rq, unsigned long timeout,
+					       struct sched_stall *stall, bool *found)
 {
+	struct list_head *waiting = &rq->sched_runnable;
 	unsigned long now = jiffies;
 	struct task_struct *p;
+	unsigned int seen = 0;
 
 	lockdep_assert_rq_held(rq);
-	list_for_each_entry(p, &rq->sched_runnable, sched_runnable_node) {
+	while (seen < SCHED_WATCHDOG_BATCH && !list_empty(waiting)) {
+		p = list_first_entry(waiting, struct task_struct, sched_runnable_node);
+		seen++;
 		if (!time_after(now, p->sched_runnable_since + timeout) ||
-		    !sched_watchdog_counts(rq, p))
+		    !sched_watchdog_counts(rq, p)) {
+			list_move_tail(&p->sched_runnable_node, waiting);
 			continue;
+		}
 		stall->class = sched_class_name(p->sched_class);
 		/* As the sched tracepoints do: task_lock() nests outside rq locks. */
 		memcpy(stall->comm, p->comm, TASK_COMM_LEN);
@@ -409,31 +428,47 @@ static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
 		stall->cpu = cpu_of(rq);
 		stall->waited_ms = jiffies_to_msecs(now - p->sched_runnable_since);
 		stall->rtdl_pct = sched_watchdog_rq_rtdl_pct(rq);
-		return true;
+		*found = true;
+		break;
 	}
-	return false;
+	return seen;
+}
+
+/*
+ * The first stall on @rq's list, looking at about as many tasks as it
+ * held when the check came, a batch at a time.
+ */
+static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
+				    struct sched_stall *stall)
+{
+	unsigned int todo = READ_ONCE(rq->nr_running), seen;
+	bool found = false;
+	struct rq_flags rf;
+
+	do {
+		rq_lock_irqsave(rq, &rf);
+		seen = sched_watchdog_check_batch(rq, timeout, stall, &found);
+		rq_unlock_irqrestore(rq, &rf);
+		todo -= min(todo, seen);
+		cond_resched();
+	} while (!found && seen == SCHED_WATCHDOG_BATCH && todo);
+	return found;
 }
 
 static void sched_watchdog_checkfn(struct kthread_work *work)
 {
 	unsigned int ms = READ_ONCE(sched_watchdog_ms);
 	struct sched_stall stall;
-	struct rq_flags rf;
 	bool found = false;
-	struct rq *rq;
 	int cpu;
 
 	if (!READ_ONCE(sched_watchdog_armed) || !ms)
 		return;
 	WRITE_ONCE(sched_watchdog_last_check, jiffies);
 	for_each_online_cpu(cpu) {
-		rq = cpu_rq(cpu);
-		rq_lock_irqsave(rq, &rf);
-		found = sched_watchdog_check_rq(rq, msecs_to_jiffies(ms), &stall);
-		rq_unlock_irqrestore(rq, &rf);
+		found = sched_watchdog_check_rq(cpu_rq(cpu), msecs_to_jiffies(ms), &stall);
 		if (found)
 			break;
-		cond_resched();
 	}
 	if (!found)
 		return;

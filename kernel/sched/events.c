@@ -416,10 +416,15 @@ static int sev_start(void)
 		return ret;
 
 	sev_start_ns = local_clock();
-	WRITE_ONCE(sev_state, SEV_RECORDING);
 	/* Writers read the start stamp after they see this. */
 	smp_store_release(&sev_writing, true);
 	on_each_cpu(sev_snapshot_cpu, NULL, 1);
+	/*
+	 * Only now may sched_events_freeze() stop it: a freeze before this
+	 * would have its sev_writing cleared by the store above and the
+	 * frozen window written over.
+	 */
+	WRITE_ONCE(sev_state, SEV_RECORDING);
 	return 0;
 }
 

@@ -920,11 +920,15 @@ static void muqss_move_task(struct rq *from, struct rq *to, struct task_struct *
  * The first task on @src's queue with a key below @best that @this_rq's
  * CPU may run, walking level 0 (interactive) or stopping at the first
  * that it may not run (interactive off), as earliest_deadline_task().
+ * Unlike MuQSS, at most sysctl_sched_nr_migrate tasks, as mainline's
+ * walks with interrupts off: a queue of thousands that may not run here
+ * is not walked at every pick.
  */
 static struct task_struct *muqss_first_for(struct rq *src, struct rq *this_rq, u64 best,
 					   bool interactive)
 {
 	struct muqss_sl_node *node, *head = &muqss_queue(src)->sl.head;
+	int budget = READ_ONCE(sysctl_sched_nr_migrate);
 	struct task_struct *p;
 
 	lockdep_assert_rq_held(src);
@@ -932,7 +936,7 @@ static struct task_struct *muqss_first_for(struct rq *src, struct rq *this_rq, u
 		p = muqss_node_task(node);
 		if (muqss_may_take(p, cpu_of(this_rq)) && !sched_stall_injected(p))
 			return p;
-		if (!interactive)
+		if (!interactive || --budget <= 0)
 			break;
 	}
 	return NULL;

@@ -1469,6 +1469,9 @@ static int select_task_rq_ule(struct task_struct *p, int prev, int wake_flags)
 /*
  * tdq_steal(): the first task that may move to @cpu, in pick order; of
  * the calendar, not the one about to run unless it is the only choice.
+ * Unlike FreeBSD it looks at sysctl_sched_nr_migrate tasks at most, as
+ * mainline's walks with interrupts off do: a queue of thousands that
+ * may not move here is not walked at every idle entry.
  */
 static bool ule_may_take(struct rq *src, struct task_struct *p, int cpu)
 {
@@ -1477,6 +1480,7 @@ static bool ule_may_take(struct rq *src, struct task_struct *p, int cpu)
 
 static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 {
+	int budget = READ_ONCE(sysctl_sched_nr_migrate);
 	struct ule_rq *ule = ule_rq_of(src);
 	struct task_struct *p, *first = NULL;
 	unsigned int i, index;
@@ -1486,6 +1490,8 @@ static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 		list_for_each_entry(p, &ule->realtime.queue[index], ule.run_list) {
 			if (ule_may_take(src, p, cpu))
 				return p;
+			if (--budget <= 0)
+				return NULL;
 		}
 	}
 	for (i = 0; i < ULE_RQ_NQS; i++) {
@@ -1499,14 +1505,21 @@ static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 				return p;
 			if (!first)
 				first = ok ? p : ERR_PTR(-EINVAL);
+			if (--budget <= 0)
+				goto calendar_done;
 		}
 	}
+calendar_done:
 	if (!IS_ERR_OR_NULL(first))
 		return first;
+	if (budget <= 0)
+		return NULL;
 	for_each_set_bit(index, ule->idle.bits, ULE_RQ_NQS) {
 		list_for_each_entry(p, &ule->idle.queue[index], ule.run_list) {
 			if (ule_may_take(src, p, cpu))
 				return p;
+			if (--budget <= 0)
+				return NULL;
 		}
 	}
 	return NULL;

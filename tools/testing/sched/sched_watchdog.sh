@@ -13,8 +13,11 @@
 # 19, levels below a nice-0 hog) starves with the watchdog on, as root's
 # and as uid 65534's. sysrq-S must fall back while such a load keeps a
 # shell from running; the tick must ask for the fallback when the checks
-# themselves stop.
-cls=${1:?usage: $0 CLASS}
+# themselves stop. With 1000 threads waiting behind a hog on CPU 1, which
+# the checks look at in batches, nothing falls back, and a stall among
+# them still does.
+cls=${1:?usage: $0 CLASS TASKS_BIN}
+tasks=${2:?usage: $0 CLASS TASKS_BIN}
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/class_lib.sh"
 K=/proc/sys/kernel/sched_class
@@ -22,7 +25,7 @@ W=/proc/sys/kernel/sched_watchdog_ms
 LIMIT=2000
 
 echo "TAP version 13"
-echo "1..48"
+echo "1..50"
 
 watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
 INJECT=/sys/kernel/debug/sched/inject_stall_pid
@@ -68,7 +71,7 @@ to_class() {
 		_i=$((_i + 1))
 	done
 }
-trap 'echo 0 >$INJECT; kill $hog $victim $spinners $shell 2>/dev/null' EXIT
+trap 'echo 0 >$INJECT; kill $hog $victim $spinners $shell $many 2>/dev/null' EXIT
 
 # wait_for_cfs SECONDS: polls kernel.sched_class; sets waited (centis).
 wait_for_cfs() {
@@ -377,7 +380,45 @@ case $line in
 esac
 check "$(dmesg | grep -c "sched: watchdog: $cls left ")" "$blamed" "$cls is not blamed for it"
 
-check "$(watchdog_lines)" 6 "the watchdog reported each stall once, the off state and sysrq nothing"
+# Many waiters: 1000 spinning threads on CPU 1 that CLASS ranks below a
+# nice-0 hog there (started after them: behind it they would never get
+# made), checked SCHED_WATCHDOG_BATCH at a time with the lock dropped in
+# between; then a task the pick passes over among them.
+to_class "$cls"
+# Off while they are made: alone on CPU 1 they are equals taking turns,
+# and a thousand turns are a stall by the rule.
+echo 0 >$W
+lines=$(watchdog_lines)
+case $cls in
+bmq) low="nice -n 19" ;;
+*) low="chrt -i 0" ;;
+esac
+rm -f /tmp/many.out
+$low taskset -c 1 "$tasks" spinners 1000 </dev/null >/tmp/many.out &
+many=$!
+i=0
+while ! grep -q ready /tmp/many.out 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+hog_on_cpu1
+sleep 1
+echo $LIMIT >$W
+sleep $((LIMIT / 1000 + 2))
+check "$(cat $K)/$(($(watchdog_lines) - lines))" "$cls/0" \
+	"1000 threads behind a hog on CPU 1 for $((LIMIT / 1000 + 2)) s: still on $cls, nothing logged"
+stall
+wait_for_cfs 6
+seen=$(reported_ms $victim)
+echo "# a stall among 1000 waiting threads: seen after ${seen:-none} ms"
+[ "$(cat $K)" = cfs ] && [ "${seen:-0}" -ge $LIMIT ] && [ "$seen" -le $((LIMIT + 1000)) ] &&
+	ok "a stall among 1000 waiting threads falls back within the timeout plus 1 s" ||
+	not_ok "a stall among 1000 waiting threads falls back within the timeout plus 1 s (seen after ${seen:-none} ms, $(cat $K))"
+unstall
+kill $many
+wait $many 2>/dev/null
+
+check "$(watchdog_lines)" 7 "the watchdog reported each stall once, the off state and sysrq nothing"
 busy_lines=$(dmesg | grep -c "sched: a class switch is under way, refusing \"cfs\" for kernel.sched_class")
 check "$busy_lines" 1 "the refused write of cfs logged once"
 tap_done

@@ -7,6 +7,8 @@
  *   tasks zombies N SPIN_MS  N children that each spin SPIN_MS ms of CPU and
  *                            exit; none is reaped while this process lives
  *   tasks threads N          N threads that sleep
+ *   tasks spinners N         N threads that spin, with this process's policy,
+ *                            nice and affinity (sched_watchdog.sh)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -39,6 +41,13 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+static void *spinner(void *arg)
+{
+	for (;;)
+		;
+	return NULL;
+}
+
 static void wait_for_end(void)
 {
 	char buf[64];
@@ -54,7 +63,7 @@ int main(int argc, char **argv)
 	long i, n;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s zombies N SPIN_MS | threads N\n", argv[0]);
+		fprintf(stderr, "usage: %s zombies N SPIN_MS | threads N | spinners N\n", argv[0]);
 		return 2;
 	}
 	n = atol(argv[2]);
@@ -73,7 +82,8 @@ int main(int argc, char **argv)
 				_exit(0);
 			}
 		}
-	} else if (!strcmp(argv[1], "threads")) {
+	} else if (!strcmp(argv[1], "threads") || !strcmp(argv[1], "spinners")) {
+		void *(*fn)(void *) = argv[1][0] == 't' ? sleeper : spinner;
 		pthread_attr_t attr;
 		pthread_t t;
 		int err;
@@ -81,7 +91,7 @@ int main(int argc, char **argv)
 		pthread_attr_init(&attr);
 		pthread_attr_setstacksize(&attr, 64 * 1024);
 		for (i = 0; i < n; i++) {
-			err = pthread_create(&t, &attr, sleeper, NULL);
+			err = pthread_create(&t, &attr, fn, NULL);
 			if (err) {
 				fprintf(stderr, "pthread_create %ld: %s\n", i, strerror(err));
 				return 1;
