@@ -7,8 +7,9 @@
  *   tasks zombies N SPIN_MS  N children that each spin SPIN_MS ms of CPU and
  *                            exit; none is reaped while this process lives
  *   tasks threads N          N threads that sleep
- *   tasks spinners N         N threads that spin, with this process's policy,
- *                            nice and affinity (sched_watchdog.sh)
+ *   tasks spinners N         N threads that spin once all are made, with this
+ *                            process's policy, nice and affinity
+ *                            (sched_watchdog.sh, walk_irqsoff.sh)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -41,8 +42,17 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+/* Spinners start together, so that making thousands is not a race with them. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate = PTHREAD_COND_INITIALIZER;
+static int gate_open;
+
 static void *spinner(void *arg)
 {
+	pthread_mutex_lock(&gate_lock);
+	while (!gate_open)
+		pthread_cond_wait(&gate, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
 	for (;;)
 		;
 	return NULL;
@@ -97,6 +107,10 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
+		pthread_mutex_lock(&gate_lock);
+		gate_open = 1;
+		pthread_cond_broadcast(&gate);
+		pthread_mutex_unlock(&gate_lock);
 	} else {
 		fprintf(stderr, "unknown mode %s\n", argv[1]);
 		return 2;

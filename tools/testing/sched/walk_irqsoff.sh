@@ -7,7 +7,8 @@
 # those waiters with interrupts off (irqsoff tracer, CONFIG_IRQSOFF_TRACER;
 # the debug config has it).
 # Usage: walk_irqsoff.sh TASKS_BIN THREADS CLASS...   (4 CPUs or more)
-# Prints "# irqsoff-max CLASS US" per class and the worst section's ends.
+# Prints "# irqsoff-max CLASS US" per class, the worst section's ends and
+# the stack where it ended.
 # A measurement, not a pass/fail test: sched-class-select.rst records the
 # figures and the command.
 tasks=${1:?usage: $0 TASKS_BIN THREADS CLASS...}
@@ -19,7 +20,9 @@ last=$(($(nproc) - 1))
 
 mountpoint -q $T || mount -t tracefs none $T
 echo $((threads * 4 + 10000)) >/proc/sys/kernel/threads-max
-echo 10000 >/proc/sys/kernel/sched_watchdog_ms
+# The longest timeout: the checks still run every second, and thousands
+# of equals taking turns are no fallback.
+echo 3600000 >/proc/sys/kernel/sched_watchdog_ms
 many=""
 pingpong=""
 trap 'kill $many $pingpong 2>/dev/null; echo nop >$T/current_tracer' EXIT
@@ -41,12 +44,13 @@ for cls in "$@"; do
 	pingpong=$!
 	sleep 2
 	echo irqsoff >$T/current_tracer
+	echo 1 >$T/options/stacktrace
 	echo 0 >$T/tracing_max_latency
 	echo 1 >$T/tracing_on
 	sleep 10
 	echo 0 >$T/tracing_on
 	echo "# irqsoff-max $cls $(cat $T/tracing_max_latency) us with $threads waiting threads"
-	grep -m 3 -E "=> started at|=> ended at|latency:" $T/trace | sed 's/^/#   /'
+	grep -m 12 -E "=> |latency:" $T/trace | sed 's/^/#   /'
 	echo nop >$T/current_tracer
 	kill $pingpong $many
 	wait $pingpong $many 2>/dev/null
