@@ -49,8 +49,20 @@ assert_tap = tap.assert_ok
 @pytest.fixture(scope="session")
 def default_boot(guest):
     """One 2x4 boot with no sched= parameter, shared by the tests that only
-    need to look at a default boot (class selection, KUnit)."""
-    return guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs")
+    need to look at a default boot (class selection, KUnit, the classes'
+    knobs); default_parts splits its output."""
+    return guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs; echo '{KNOBS_MARK}'; "
+                 f"sh {GUEST_TESTS}/class_knobs.sh")
+
+
+KNOBS_MARK = "# class_knobs.sh"
+
+
+@pytest.fixture(scope="session")
+def default_parts(default_boot):
+    """The default boot's output as sched_class_select.sh's and class_knobs.sh's."""
+    select, _, knobs = default_boot.output.partition(KNOBS_MARK)
+    return select, knobs
 
 
 # The shared smt boot: each class in turn and the script it runs.

@@ -19,10 +19,26 @@ def refused_write(kept):
     return f'sched: unknown scheduler "bogus" written to kernel.sched_class, keeping {kept}'
 
 
-def test_default_is_cfs(default_boot):
-    assert_tap(default_boot.output, "sched_class_select.sh cfs")
-    assert sched_lines(default_boot) == ["sched: normal tasks run on cfs (default)",
-                                         refused_write("cfs")]
+# class_knobs.sh's refused writes, in the default boot's log.
+KNOB_LINE = re.compile(r"sched: kernel\.sched_(ule|bmq|muqss)_\w+ takes an integer from -?\d+ to \d+")
+
+
+def test_default_is_cfs(default_boot, default_parts):
+    assert_tap(default_parts[0], "sched_class_select.sh cfs")
+    assert [l for l in sched_lines(default_boot) if not KNOB_LINE.fullmatch(l)] == [
+        "sched: normal tasks run on cfs (default)", refused_write("cfs")]
+
+
+def test_class_knobs_refuse_bad_writes_with_one_line_each(default_boot, default_parts):
+    """Every integer sysctl of ULE, BMQ and MuQSS refuses a word and the
+    values just outside its range with EINVAL and one dmesg line that gives
+    the range, and keeps its value (class_knobs.sh)."""
+    knobs = default_parts[1]
+    assert_tap(knobs, "class_knobs.sh")
+    lines = [l for l in sched_lines(default_boot) if KNOB_LINE.fullmatch(l)]
+    count = int(re.search(r"^ok 1 - (\d+) integer knobs$", knobs, re.M).group(1))
+    assert len(lines) == 3 * count, lines
+    assert "callbacks suppressed" not in default_boot.console
 
 
 def test_sched_cfs(guest):

@@ -6,6 +6,8 @@
 #ifndef _KERNEL_SCHED_CLASS_COMMON_H
 #define _KERNEL_SCHED_CLASS_COMMON_H
 
+#include <linux/printk.h>
+#include <linux/sysctl.h>
 #include <linux/task_work.h>
 
 /*
@@ -26,6 +28,23 @@ static inline bool sched_queue_resume(struct task_struct *p, struct callback_hea
 		return false;
 	WRITE_ONCE(*queued, true);
 	return true;
+}
+
+/*
+ * proc_dointvec_minmax() for a class's integer knobs (extra1 and extra2
+ * its bounds), with one line that says what a refused write may be:
+ * EINVAL alone does not.
+ */
+static inline int sched_class_dointvec_minmax(struct ctl_table *table, int write,
+					      void *buffer, size_t *lenp, loff_t *ppos)
+{
+	int ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+
+	if (write && ret == -EINVAL)
+		pr_warn_ratelimited("sched: kernel.%s takes an integer from %d to %d\n",
+				    table->procname, *(int *)table->extra1,
+				    *(int *)table->extra2);
+	return ret;
 }
 
 #endif /* _KERNEL_SCHED_CLASS_COMMON_H */

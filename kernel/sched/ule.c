@@ -2128,7 +2128,7 @@ static int ule_slice_sysctl(struct ctl_table *table, int write, void *buffer,
 	int ret;
 
 	mutex_lock(&slice_mutex);
-	ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+	ret = sched_class_dointvec_minmax(table, write, buffer, lenp, ppos);
 	if (!ret && write)
 		WRITE_ONCE(sysctl_sched_ule_slice_min_us,
 			   ule_slice_min_of(READ_ONCE(sysctl_sched_ule_slice_us)));
@@ -2144,7 +2144,7 @@ static int ule_balance_sysctl(struct ctl_table *table, int write, void *buffer,
 	int ret;
 
 	mutex_lock(&balance_mutex);
-	ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+	ret = sched_class_dointvec_minmax(table, write, buffer, lenp, ppos);
 	if (!ret && write)
 		ule_balance_interval_changed();
 	mutex_unlock(&balance_mutex);
@@ -2168,7 +2168,7 @@ static struct ctl_table ule_sysctls[] = {
 		.data		= &sysctl_sched_ule_interact,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= sched_class_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &ule_interact_max,
 	},
@@ -2186,7 +2186,7 @@ static struct ctl_table ule_sysctls[] = {
 		.data		= &sysctl_sched_ule_slice_min_us,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= sched_class_dointvec_minmax,
 		.extra1		= SYSCTL_ONE,
 		.extra2		= &ule_slice_us_max,
 	},
@@ -2195,7 +2195,7 @@ static struct ctl_table ule_sysctls[] = {
 		.data		= &sysctl_sched_ule_wakeup_gran_us,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= sched_class_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &ule_slice_us_max,
 	},
@@ -2204,7 +2204,7 @@ static struct ctl_table ule_sysctls[] = {
 		.data		= &sysctl_sched_ule_strict,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= sched_class_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= SYSCTL_ONE,
 	},
@@ -2213,7 +2213,7 @@ static struct ctl_table ule_sysctls[] = {
 		.data		= &sysctl_sched_ule_preempt_thresh,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= sched_class_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &ule_prio_max,
 	},
@@ -2232,7 +2232,7 @@ static struct ctl_table ule_sysctls[] = {
 		.data		= &sysctl_sched_ule_steal_thresh,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= sched_class_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &ule_int_max,
 	},
@@ -2241,7 +2241,7 @@ static struct ctl_table ule_sysctls[] = {
 		.data		= &sysctl_sched_ule_always_steal,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= sched_class_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= SYSCTL_ONE,
 	},
