@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -232,3 +233,48 @@ def test_class_bench_runs_a_reference_variant_every_round():
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 1
     assert "no /proc/sys/kernel/sched_class: cannot run cfs" in res.stdout
+
+
+def test_our_bmq_runs_as_the_original_beside_project_c(monkeypatch, tmp_path):
+    """Beside Project C's kernel, our kernel's boots turn off BMQ's one
+    deviation that has a switch (kernel.sched_bmq_kernel_boost), so that
+    prjc-bmq vs bmq compares the same decisions; the reference kernel's
+    boots set nothing, and other experiments keep the default."""
+    assert reference.original_sysctls({"prjc-bmq": {"scheduler": "bmq"}}) == \
+        {"sched_bmq_kernel_boost": 0}
+    assert reference.original_sysctls({"prjc-pds": {"scheduler": "pds"},
+                                       "standin": {"scheduler": "none"}}) == {}
+    commands = []
+
+    def boot(command, topology, cmdline, **kw):
+        commands.append((kw["kernel"], command))
+        return SimpleNamespace(output="", status=0)
+    monkeypatch.setattr(reproduce.vm, "boot", boot)
+    monkeypatch.setattr(reproduce.vm, "resolve_accel", lambda kernel, mode: "tcg")
+    monkeypatch.setattr(reproduce.reference, "kernel_image", lambda name: Path("/ref") / name)
+    runner = reproduce.GuestRunner("debug", "mttcg", tmp_path)
+    seen = []
+
+    def run(ctx, topology):
+        seen.append(dict(getattr(ctx.runner, "sysctls", {})))
+        ctx.runner.run("true", topology, "tag")
+        return reproduce.Outcome(runs=[], benches={})
+    exp = SimpleNamespace(topologies_for=lambda *a: ["1x2"], run=run, variants=("cfs", "bmq"),
+                          estimate=lambda *a: 1.0)
+    ctx = SimpleNamespace(runner=runner, references={"prjc-bmq": {"scheduler": "bmq"}},
+                          rounds=1, boots=1, progress=None, classes=(), quick=True)
+    monkeypatch.setattr(reproduce, "references_for", lambda exp, refs: refs)
+    reproduce.run_experiment(exp, 0, ctx, None, False)
+    assert seen == [{"sched_bmq_kernel_boost": 0}, {}]
+    ours, theirs = commands
+    assert "echo 0 >/proc/sys/kernel/sched_bmq_kernel_boost ||" in ours[1]
+    assert "sched_bmq" not in theirs[1] and theirs[0] == Path("/ref/prjc-bmq")
+    assert runner.sysctls == {}
+    set_it = reproduce.sysctl_command({"sched_bmq_kernel_boost": 0})
+    res = subprocess.run(["sh", "-c", set_it.replace("/proc/sys/kernel", str(tmp_path))
+                          + "echo went on"], capture_output=True, text=True)
+    assert res.stdout == "went on\n" and (tmp_path / "sched_bmq_kernel_boost").read_text() == "0\n"
+    res = subprocess.run(["sh", "-c", set_it.replace("/proc/sys/kernel", "/nonexistent")
+                          + "echo went on"], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert res.stdout == "reproduce: cannot set kernel.sched_bmq_kernel_boost=0\n"

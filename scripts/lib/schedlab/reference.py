@@ -37,10 +37,23 @@ SCHEDULERS = {"bmq": ["CONFIG_SCHED_ALT=y", "CONFIG_SCHED_BMQ=y"],
 # The class of ours each scheduler is the original of: scripts/reproduce
 # compares a reference kernel's variant with it (None: with the base).
 LIKE = {"bmq": "bmq", "pds": None, "none": "cfs"}
+# The switches that make that class of ours decide as the original does
+# (its documented deviations that have one: bmq.rst, "Differences"): our
+# kernel's boots set them while a reference kernel runs the experiment.
+ORIGINAL_SYSCTLS = {"bmq": {"sched_bmq_kernel_boost": 0}}
 FRAGMENT = paths.REPO / "configs" / "reference.config"
 WHERE = ("Project C's patch is not shipped here: linux-tkg's "
          "linux-tkg-patches/6.1/0009-prjc.patch (github.com/Frogging-Family/linux-tkg) "
          "or the 6.1 patch of gitlab.com/alfredchen/projectc")
+
+
+def original_sysctls(infos):
+    """{kernel sysctl: value} our kernel's boots set beside the reference
+    kernels `infos` (name: what scripts/reference-kernel recorded)."""
+    out = {}
+    for info in infos.values():
+        out.update(ORIGINAL_SYSCTLS.get(info.get("scheduler"), {}))
+    return out
 
 
 class ReferenceError(Exception):

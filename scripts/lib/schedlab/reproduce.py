@@ -571,6 +571,8 @@ def report_section(doc):
              f"{meta['config']} (sha256 {str(meta['config_sha256'])[:12]}); "
              f"classes {', '.join(meta['classes'])}"
              + (f"; features {', '.join(meta['features'])}" if meta["features"] else "")
+             + ("; our kernel set " + ", ".join(f"{k}={v}" for k, v in meta["sysctls"].items())
+                + " (as the reference's original)" if meta.get("sysctls") else "")
              + ".", "", table(doc), ""]
     if doc["failures"]:
         lines += [f"Failed runs, left out: {len(doc['failures'])} "
@@ -1033,6 +1035,13 @@ class _Tail(threading.Thread):
                 self.on_line(line.rstrip("\r"))
 
 
+def sysctl_command(sysctls):
+    """Shell that sets each kernel.NAME to its value, or ends the guest's
+    command with status 2 and one line if it cannot."""
+    return "".join(f"{{ echo {v} >/proc/sys/kernel/{k} || {{ echo 'reproduce: cannot set "
+                   f"kernel.{k}={v}'; exit 2; }}; }}; " for k, v in sysctls.items())
+
+
 class GuestRunner:
     """Boots the kernel of `config` under QEMU for each adapter's command;
     the guest's shared folder for a boot is workdir/TAG, /tmp/out inside."""
@@ -1041,6 +1050,7 @@ class GuestRunner:
         self.config, self.mode, self.workdir = config, qemu_mode, Path(workdir)
         self.kernel = paths.kernel_image(config)
         self.accel = None
+        self.sysctls = {}   # kernel.NAME: value, set before each command
 
     def config_sha256(self):
         return config_hash(paths.obj_dir(self.config) / ".config")
@@ -1060,7 +1070,8 @@ class GuestRunner:
         tail.start()
         try:
             self.accel = vm.resolve_accel(self.kernel, self.mode)
-            res = vm.boot(f"echo {RELEASE_MARK} $(uname -r); {command}", topology, "",
+            res = vm.boot(f"echo {RELEASE_MARK} $(uname -r); {sysctl_command(self.sysctls)}"
+                          f"{command}", topology, "",
                           kernel=self.kernel, timeout=timeout, outdir=outdir,
                           qemu_mode=self.mode, accel=self.accel)
         finally:
@@ -1205,8 +1216,11 @@ def run_experiment(exp, index, ctx, override, host):
     merged = Outcome(runs=[], benches={})
     topologies = exp.topologies_for(override, ctx.quick, host)
     runner, boot = ctx.runner, 0
-    kernels = [(None, runner)] + [(name, runner.for_reference(name))
-                                  for name in references_for(exp, ctx.references)]
+    refs = references_for(exp, ctx.references)
+    kernels = [(None, runner)] + [(name, runner.for_reference(name)) for name in refs]
+    sysctls = getattr(runner, "sysctls", None)
+    if sysctls is not None:
+        runner.sysctls = reference.original_sysctls(refs)
     try:
         for name, ctx.runner in kernels:
             ctx.classes = (name,) if name else ()
@@ -1214,6 +1228,8 @@ def run_experiment(exp, index, ctx, override, host):
                 boot = _topology_boots(exp, index, ctx, topology, merged, boot, name)
     finally:
         ctx.runner, ctx.classes = runner, ()
+        if sysctls is not None:
+            runner.sysctls = sysctls
     return merged, topologies
 
 
@@ -2484,6 +2500,9 @@ def run_and_save(exp, index, ctx, a, folder, argv):
                     rounds=ctx.rounds, quick=ctx.quick, boots=ctx.boots,
                     argv=["scripts/reproduce", *argv])
     meta["seconds"] = round(time.monotonic() - start)
+    sysctls = reference.original_sysctls(references_for(exp, ctx.references))
+    if sysctls and not a.host:
+        meta["sysctls"] = {f"kernel.{k}": v for k, v in sysctls.items()}
     refs = {name: {**info, "like": reference.LIKE.get(info.get("scheduler")),
                    "kernel_release": outcome.references.get(name, {}).get("kernel_release", ""),
                    "config_sha256": config_hash(reference.ROOT / name / "obj" / ".config")}
