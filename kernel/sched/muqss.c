@@ -1245,8 +1245,9 @@ static void muqss_share_apply(enum muqss_share mode)
 		stop_machine_cpuslocked(muqss_share_stop, leader, NULL);
 	cpus_read_unlock();
 	if (!same || mode != muqss_share_active)
-		pr_info("sched: muqss: rqshare=%s, %u queues for %u CPUs\n",
-			muqss_share_name(mode), queues, cpus);
+		pr_info("sched: muqss: rqshare=%s, %u queue%s for %u CPU%s\n",
+			muqss_share_name(mode), queues, queues == 1 ? "" : "s",
+			cpus, cpus == 1 ? "" : "s");
 	muqss_share_active = mode;
 out:
 	kfree(leader);

@@ -39,7 +39,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ule_lib.sh"
 
 echo "TAP version 13"
-echo "1..47"
+echo "1..48"
 # Keep this shell and its helpers off the CPUs whose queue CPU 1 shares
 # under rqshare=mc (0-3), where the shares of CPU 1 are measured: in the
 # emulator, with more busy vCPUs than host cores, a vCPU preempted by the
@@ -465,6 +465,8 @@ echo none >$K/sched_muqss_rqshare
 check "$(queues)" "0 1 2 3 4 5 6 7" "under none every CPU has its own queue"
 echo all >$K/sched_muqss_rqshare
 check "$(queues)" "0 0 0 0 0 0 0 0" "under all one queue serves every CPU"
+check "$(dmesg | sed -n 's/.*sched: muqss: \(rqshare=.*\)/\1/p' | tail -1)" \
+	"rqshare=all, 1 queue for 8 CPUs" "the regrouping's line counts one queue"
 echo llc >$K/sched_muqss_rqshare
 check "$(queues)" "$MC" "under llc the CPUs of each cache share a queue"
 echo mc >$K/sched_muqss_rqshare

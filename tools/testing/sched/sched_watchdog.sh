@@ -185,11 +185,17 @@ reported_ms() {
 	dmesg | grep "sched: watchdog: .*\[$1\] runnable" | tail -1 |
 		sed -n 's/.* for \([0-9]*\) ms (limit.*/\1/p'
 }
-seen=$(reported_ms $victim)
-echo "# the check saw it after ${seen:-none} ms"
-[ "$(cat $K)" = cfs ] && [ "${seen:-0}" -ge $LIMIT ] && [ "$seen" -le $((LIMIT + 1000)) ] &&
-	ok "a fresh stall falls back within the timeout plus 1 s" ||
-	not_ok "a fresh stall falls back within the timeout plus 1 s (seen after ${seen:-none} ms, fell back after ${waited}0 ms, $(cat $K))"
+# fell_back_in_time WHAT: the victim's stall was reported after the
+# timeout but within it plus 1 s, and the normal tasks are on cfs.
+fell_back_in_time() {
+	seen=$(reported_ms $victim)
+	echo "# $1: seen after ${seen:-none} ms, fell back after ${waited}0 ms"
+	[ "$(cat $K)" = cfs ] && [ "${seen:-0}" -ge $LIMIT ] &&
+		[ "$seen" -le $((LIMIT + 1000)) ] &&
+		ok "$1 falls back within the timeout plus 1 s" ||
+		not_ok "$1 falls back within the timeout plus 1 s (seen after ${seen:-none} ms, $(cat $K))"
+}
+fell_back_in_time "a fresh stall"
 unstall
 
 # An unprivileged user's task that the class fails to run falls back too.
@@ -198,11 +204,7 @@ echo $LIMIT >$W
 stall "$NOBODY"
 check "$(stat -c %u /proc/$victim)" 65534 "the stalled victim is uid 65534's"
 wait_for_cfs 5
-seen=$(reported_ms $victim)
-echo "# uid 65534's stall: fell back after ${waited}0 ms, seen after ${seen:-none} ms"
-[ "$(cat $K)" = cfs ] && [ "${seen:-0}" -ge $LIMIT ] && [ "$seen" -le $((LIMIT + 1000)) ] &&
-	ok "uid 65534's stalled task falls back within the timeout plus 1 s" ||
-	not_ok "uid 65534's stalled task falls back within the timeout plus 1 s (seen after ${seen:-none} ms, $(cat $K))"
+fell_back_in_time "uid 65534's stalled task"
 unstall
 
 # A stall that began on CLASS and goes on after a switch to the other class
@@ -409,11 +411,7 @@ check "$(cat $K)/$(($(watchdog_lines) - lines))" "$cls/0" \
 	"1000 threads behind a hog on CPU 1 for $((LIMIT / 1000 + 2)) s: still on $cls, nothing logged"
 stall
 wait_for_cfs 6
-seen=$(reported_ms $victim)
-echo "# a stall among 1000 waiting threads: seen after ${seen:-none} ms"
-[ "$(cat $K)" = cfs ] && [ "${seen:-0}" -ge $LIMIT ] && [ "$seen" -le $((LIMIT + 1000)) ] &&
-	ok "a stall among 1000 waiting threads falls back within the timeout plus 1 s" ||
-	not_ok "a stall among 1000 waiting threads falls back within the timeout plus 1 s (seen after ${seen:-none} ms, $(cat $K))"
+fell_back_in_time "a stall among 1000 waiting threads"
 unstall
 kill $many
 wait $many 2>/dev/null
