@@ -18,8 +18,6 @@
  * Built as part of build_policy.c.
  */
 
-#include <linux/task_work.h>
-
 #include "class_common.h"
 
 #include <asm/irq_regs.h>
@@ -1466,6 +1464,12 @@ static int select_task_rq_ule(struct task_struct *p, int prev, int wake_flags)
 	return sched_ev_search(SCHED_EV_ULE_PICKCPU, p->pid, ule_pickcpu(p, prev, wake_flags));
 }
 
+/* @p, queued on @src, may move to @cpu now. */
+static bool ule_may_take(struct rq *src, struct task_struct *p, int cpu)
+{
+	return ule_can_migrate(p) && cpumask_test_cpu(cpu, p->cpus_ptr) && !task_on_cpu(src, p);
+}
+
 /*
  * tdq_steal(): the first task that may move to @cpu, in pick order; of
  * the calendar, not the one about to run unless it is the only choice.
@@ -1473,11 +1477,6 @@ static int select_task_rq_ule(struct task_struct *p, int prev, int wake_flags)
  * mainline's walks with interrupts off do: a queue of thousands that
  * may not move here is not walked at every idle entry.
  */
-static bool ule_may_take(struct rq *src, struct task_struct *p, int cpu)
-{
-	return ule_can_migrate(p) && cpumask_test_cpu(cpu, p->cpus_ptr) && !task_on_cpu(src, p);
-}
-
 static struct task_struct *ule_steal_task(struct rq *src, int cpu)
 {
 	int budget = READ_ONCE(sysctl_sched_nr_migrate);
