@@ -3,11 +3,12 @@
 #   a. every normal-policy task, kernel threads included, runs on bmq and
 #      its bmq.* lines in /proc/<pid>/sched are consistent (boost within
 #      its policy's range, level = (prio - 100 + 7 + boost) / 2);
-#   b. a sleeper (1 ms run, 9 ms sleep) is boosted below 0 within 3 s; a
-#      task that slept like that and then spins is deboosted to +7; a hog
-#      alone on a CPU (5 ms runs, 1 ms sleeps) stays at +7: picked again
-#      after its slice expired it keeps its run window (Project C); so does
-#      a task that yields for 5 ms (yield type 0) and then sleeps 1 ms;
+#   b. a sleeper (1 ms run, 9 ms sleep) on CPUs whose clocks tickers keep
+#      fresh is boosted below 0 within 3 s; a task that slept like that
+#      and then spins is deboosted to +7; a hog alone on a CPU (5 ms runs,
+#      1 ms sleeps) stays at +7: picked again after its slice expired it
+#      keeps its run window (Project C); so does a task that yields for
+#      5 ms (yield type 0) and then sleeps 1 ms;
 #   c. strict levels: two spinners sharing a CPU share it at nice 0 and 1
 #      (one level) and the nice 2 one starves beside nice 0 (two levels);
 #   d. kernel.sched_bmq_yield_type: default, rejected writes, valid ones,
@@ -139,10 +140,26 @@ else
 fi
 
 # b. Boost and deboost. A new task starts at +7; sleeping 9 ms (more
-# than a slice) after runs of 1 ms boosts it on every wakeup.
+# than a slice) after runs of 1 ms boosts it on every wakeup. Project C
+# measures the sleep with the waking CPU's task clock as last updated: on
+# a CPU idle since the sleeper left it that clock stopped then, and the
+# wakeup earns nothing (in a quiet guest the sleeper ended 3 s between -2
+# and +4). Tickers on CPUs 0 and 1 keep their clocks within 1 ms; the
+# sleeper, allowed on both, is still woken through select_task_rq().
+start_tickers() {
+	taskset -c 0 "$uleload" sleeper 50 950 30 >/dev/null &
+	ticker0=$!
+	taskset -c 1 "$uleload" sleeper 50 950 30 >/dev/null &
+	ticker1=$!
+}
+stop_tickers() {
+	kill $ticker0 $ticker1
+	wait $ticker0 $ticker1 2>/dev/null
+}
+start_tickers
 now_cs
 start=$now
-"$uleload" sleeper 1000 9000 20 >/dev/null &
+taskset -c 0,1 "$uleload" sleeper 1000 9000 20 >/dev/null &
 sleeper=$!
 if wait_boost /proc/$sleeper/sched -7 -1 "$start" 300; then
 	ok "sleeper boosted to $b_boost after $waited cs: $(bmq_state)"
@@ -155,10 +172,11 @@ wait $sleeper 2>/dev/null
 # costs it a step, so it is back at +7 within a few dozen ms.
 now_cs
 start=$now
-"$uleload" turn 1000 9000 4 30 >$out/turn.txt &
+taskset -c 0,1 "$uleload" turn 1000 9000 4 30 >$out/turn.txt &
 turn=$!
 wait_boost /proc/$turn/sched -7 -1 "$start" 300
 before=$b_boost
+stop_tickers
 wait_line $out/turn.txt spinning 100 >/dev/null || echo "# turn: no 'spinning' line"
 now_cs
 start=$now
