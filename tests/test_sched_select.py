@@ -100,6 +100,7 @@ def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
     to the other class when it goes on across one (the line then blames the
     other class); sysrq-S undoes a load that keeps a shell from running;
     with the check thread kept off the CPU the tick asks for the fallback,
+    which its own thread runs while the check thread is still held off,
     and writes to kernel.sched_class get EBUSY while that fallback is
     pending (a write while another waits: KUnit sched_class_busy_refuses); a stall under realtime work names it, not the
     class; 1000 threads waiting behind a hog, which the checks look at 32 at

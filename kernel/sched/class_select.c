@@ -116,7 +116,7 @@ static const struct sched_class_choice *sched_normal_choice __read_mostly;
 /*
  * Switches and the stall watchdog's checks run in one SCHED_FIFO kthread
  * worker, so neither waits on the class it may have to replace and two
- * switches never overlap.
+ * switches never overlap; fallbacks to CFS run in a thread of their own.
  */
 static struct kthread_worker *sched_class_worker;
 
@@ -227,19 +227,23 @@ static void sched_class_switch_to(const struct sched_class_choice *choice,
 {
 	const struct sched_class_choice *prev;
 	unsigned int moved;
+	u64 start, ms;
 
 	mutex_lock(&sched_class_mutex);
 	prev = sched_normal_choice;
 	if (choice == prev)
 		goto unlock;
 	WRITE_ONCE(sched_class_switching, true);
+	start = ktime_get_ns();
 	moved = sched_switch_normal_class(choice->class);
 	WRITE_ONCE(sched_normal_choice, choice);
 	sched_class_switched();
+	/* How long the leaving class still ran tasks not yet moved. */
+	ms = div_u64(ktime_get_ns() - start, NSEC_PER_MSEC);
 	sched_class_check_left(prev);
 	WRITE_ONCE(sched_class_switching, false);
-	pr_info("sched: normal tasks moved from %s to %s (%u tasks, %s)\n",
-		prev->name, choice->name, moved, reason);
+	pr_info("sched: normal tasks moved from %s to %s (%u tasks, %s) in %llu ms\n",
+		prev->name, choice->name, moved, reason, ms);
 	if (prev->class == &fair_sched_class) {
 		unsigned int limited = sched_class_limited_groups();
 
@@ -268,13 +272,30 @@ static void sched_class_switch_workfn(struct kthread_work *work)
 /* Why the pending fallback to CFS was asked for; NULL when none is. */
 static const char *sched_fallback_reason;
 
-static void sched_fallback_workfn(struct kthread_work *work)
-{
-	sched_class_switch_to(&sched_normal_choices[0], READ_ONCE(sched_fallback_reason));
-	WRITE_ONCE(sched_fallback_reason, NULL);
-}
+/*
+ * The fallback runs in a thread of its own, not on the worker: the tick
+ * asks for it when the worker's checks have stopped, so whatever holds
+ * the worker back must not hold the way back to CFS too.
+ */
+static struct task_struct *sched_fallback_thread;
 
-static DEFINE_KTHREAD_WORK(sched_fallback_work, sched_fallback_workfn);
+static int sched_fallback_threadfn(void *unused)
+{
+	const char *reason;
+
+	for (;;) {
+		set_current_state(TASK_IDLE);
+		reason = READ_ONCE(sched_fallback_reason);
+		if (!reason) {
+			schedule();
+			continue;
+		}
+		__set_current_state(TASK_RUNNING);
+		sched_class_switch_to(&sched_normal_choices[0], reason);
+		WRITE_ONCE(sched_fallback_reason, NULL);
+	}
+	return 0;
+}
 
 /* A fallback to CFS was asked for and has not finished. */
 static bool sched_fallback_pending(void)
@@ -283,16 +304,17 @@ static bool sched_fallback_pending(void)
 }
 
 /*
- * Ask the worker to move normal tasks back to CFS; any context. Returns
- * false when a fallback is already pending.
+ * Ask for every normal task to move back to CFS; any context but with an
+ * rq lock held. Returns false when a fallback is already pending or there
+ * is no thread to run it.
  */
 static bool sched_fallback_request(const char *reason)
 {
-	struct kthread_worker *worker = READ_ONCE(sched_class_worker);
+	struct task_struct *thread = READ_ONCE(sched_fallback_thread);
 
-	if (!worker || cmpxchg(&sched_fallback_reason, NULL, reason))
+	if (!thread || cmpxchg(&sched_fallback_reason, NULL, reason))
 		return false;
-	kthread_queue_work(worker, &sched_fallback_work);
+	wake_up_process(thread);
 	return true;
 }
 
@@ -335,9 +357,9 @@ static void sched_watchdog_arm(void)
 	lockdep_assert_held(&sched_class_mutex);
 	WRITE_ONCE(sched_watchdog_armed, false);
 	hrtimer_cancel(&sched_watchdog_timer);
-	/* Without the worker there is nothing to run the checks on. */
+	/* Without the threads nothing runs the checks or the fallback. */
 	if (!ms || sched_normal_choice->class == &fair_sched_class ||
-	    !READ_ONCE(sched_class_worker))
+	    !READ_ONCE(sched_class_worker) || !READ_ONCE(sched_fallback_thread))
 		return;
 	WRITE_ONCE(sched_watchdog_last_check, jiffies);
 	WRITE_ONCE(sched_watchdog_armed, true);
@@ -472,7 +494,7 @@ static void sched_watchdog_checkfn(struct kthread_work *work)
 	}
 	if (!found)
 		return;
-	/* Runs next on this worker, unless the tick asked first. */
+	/* Unless the tick or sysrq asked first. */
 	if (!sched_fallback_request("watchdog"))
 		return;
 	/* Realtime or deadline work held the CPU: the class is not blamed. */
@@ -523,7 +545,7 @@ void sched_watchdog_tick(void)
 /* Set a valid timeout and re-arm; -ENODEV without the worker to check on. */
 static int sched_watchdog_set(unsigned int ms)
 {
-	if (!READ_ONCE(sched_class_worker))
+	if (!READ_ONCE(sched_class_worker) || !READ_ONCE(sched_fallback_thread))
 		return -ENODEV;
 	mutex_lock(&sched_class_mutex);
 	WRITE_ONCE(sched_watchdog_ms, ms);
@@ -552,7 +574,7 @@ static int sched_watchdog_sysctl_handler(struct ctl_table *table, int write,
 	}
 	ret = sched_watchdog_set(ms);
 	if (ret)
-		pr_warn_ratelimited("sched: no sched_class thread: kernel.sched_watchdog_ms stays %u\n",
+		pr_warn_ratelimited("sched: no sched_class or sched_fallback thread: kernel.sched_watchdog_ms stays %u\n",
 				    READ_ONCE(sched_watchdog_ms));
 	return ret;
 }
@@ -628,7 +650,7 @@ late_initcall_sync(sched_stall_inject_init);
 static void sched_sysrq_fallback(int key)
 {
 	if (!sched_fallback_request("sysrq"))
-		pr_info("sched: a fallback to cfs is already under way\n");
+		pr_info("sched: a fallback to cfs is already under way, or none can run\n");
 }
 
 static const struct sysrq_key_op sched_sysrq_fallback_op = {
@@ -672,6 +694,7 @@ static bool sched_class_busy(void)
 static int __init sched_class_switch_init(void)
 {
 	struct kthread_worker *worker;
+	struct task_struct *thread;
 
 	hrtimer_init(&sched_watchdog_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	sched_watchdog_timer.function = sched_watchdog_timerfn;
@@ -683,6 +706,14 @@ static int __init sched_class_switch_init(void)
 	}
 	sched_set_fifo(worker->task);
 	WRITE_ONCE(sched_class_worker, worker);
+	thread = kthread_run(sched_fallback_threadfn, NULL, "sched_fallback");
+	if (IS_ERR(thread)) {
+		pr_warn("sched: no thread for fallbacks (%ld): no watchdog, no sysrq-S\n",
+			PTR_ERR(thread));
+	} else {
+		sched_set_fifo(thread);
+		WRITE_ONCE(sched_fallback_thread, thread);
+	}
 #ifdef CONFIG_MAGIC_SYSRQ
 	if (register_sysrq_key('S', &sched_sysrq_fallback_op))
 		pr_warn("sched: sysrq-S is taken: no console fallback to cfs\n");

@@ -120,6 +120,28 @@ static void sched_class_without_worker(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, class_ret, -ENODEV);
 }
 
+/*
+ * The fallback thread missing (as after a failed kthread_run() at boot,
+ * injected for the length of the test): the watchdog timeout cannot be
+ * set and a fallback cannot be asked for, so none is left pending.
+ */
+static void sched_class_without_fallback_thread(struct kunit *test)
+{
+	struct task_struct *thread = READ_ONCE(sched_fallback_thread);
+	unsigned int ms = READ_ONCE(sched_watchdog_ms);
+	int watchdog_ret;
+	bool requested;
+
+	WRITE_ONCE(sched_fallback_thread, NULL);
+	watchdog_ret = sched_watchdog_set(2000);
+	requested = sched_fallback_request("kunit");
+	WRITE_ONCE(sched_fallback_thread, thread);
+	KUNIT_EXPECT_EQ(test, watchdog_ret, -ENODEV);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(sched_watchdog_ms), ms);
+	KUNIT_EXPECT_FALSE(test, requested);
+	KUNIT_EXPECT_FALSE(test, sched_fallback_pending());
+}
+
 /* A switch is refused while another write waits, or a fallback is pending. */
 static void sched_class_busy_refuses(struct kunit *test)
 {
@@ -152,6 +174,7 @@ static struct kunit_case sched_class_select_cases[] = {
 	KUNIT_CASE(sched_watchdog_periods),
 	KUNIT_CASE(sched_watchdog_rtdl_share),
 	KUNIT_CASE(sched_class_without_worker),
+	KUNIT_CASE(sched_class_without_fallback_thread),
 	KUNIT_CASE(sched_class_busy_refuses),
 #endif
 	{}

@@ -167,7 +167,7 @@ cpu_ns $victim; r1=$ns
 echo "# victim on cfs: ${r0} ns -> ${r1} ns in 5 s"
 [ "$r1" -gt "$r0" ] && ok "the starved victim runs on cfs" || not_ok "the starved victim runs on cfs"
 unstall
-check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog)")" 1 \
+check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog) in [0-9]* ms$")" 1 \
 	"the fallback is logged as the watchdog's"
 
 # A fresh stall: not before the timeout, and within timeout + 1 s.
@@ -303,7 +303,7 @@ done
 echo "# shell ticks ${t1:-none} -> ${t2:-none}, run time ${r1:-none} -> ${r2:-none} ns in $((i + 1))00 ms on cfs"
 { [ -n "$t2" ] && [ "$t2" != "${t1:-none}" ]; } || [ "${r2:-0}" -gt "${r1:-0}" ] &&
 	ok "the shell runs again" || not_ok "the shell runs again"
-check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, sysrq)")" 1 \
+check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, sysrq) in [0-9]* ms$")" 1 \
 	"the fallback is logged as sysrq's"
 kill $spinners $shell 2>/dev/null
 wait $spinners $shell 2>/dev/null
@@ -321,12 +321,15 @@ busy() {
 }
 
 # The checks stop: their thread (SCHED_FIFO 50) pinned to CPU 1 behind a
-# SCHED_FIFO 99 spinner. The tick asks for the fallback, which runs on
-# that same thread once the spinner is gone.
+# SCHED_FIFO 99 spinner. The tick asks for the fallback. Its own thread,
+# held on CPU 1 too until the EBUSY checks are done, then runs it on
+# another CPU while the spinner still holds the check thread.
 to_class "$cls"
 echo $LIMIT >$W
 worker=$(pgrep -x sched_class)
+fallback=$(pgrep -x sched_fallback)
 taskset -p -c 1 "$worker" >/dev/null
+taskset -p -c 1 "$fallback" >/dev/null
 chrt -f 99 taskset -c 1 sh -c 'while :; do :; done' &
 rthog=$!
 now_cs
@@ -349,12 +352,13 @@ stopped=$(echo "$line" | sed -n "s/.* has not run for \([0-9]*\) ms (limit $LIMI
 # the fallback has run.
 busy "$cls" "a write of the class being left gets EBUSY while the fallback is pending"
 busy cfs "a write of cfs gets EBUSY while the fallback is pending"
+taskset -p -c 0-$(($(nproc) - 1)) "$fallback" >/dev/null
+wait_for_cfs 3
+check "$(cat $K)" cfs "the fallback runs while the check thread is still held off"
 kill $rthog
 wait $rthog 2>/dev/null
 taskset -p -c 0-$(($(nproc) - 1)) "$worker" >/dev/null
-wait_for_cfs 3
-check "$(cat $K)" cfs "the fallback runs once the check thread runs again"
-check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog: no check)")" 1 \
+check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog: no check) in [0-9]* ms$")" 1 \
 	"the fallback is logged as the tick's"
 
 # A stall that realtime work causes: RT throttling off, a normal spinner

@@ -7,11 +7,13 @@
  *   tasks zombies N SPIN_MS  N children that each spin SPIN_MS ms of CPU and
  *                            exit; none is reaped while this process lives
  *   tasks threads N          N threads that sleep
- *   tasks spinners N         N threads that spin once all are made, with this
- *                            process's policy, nice and affinity
- *                            (sched_watchdog.sh, walk_irqsoff.sh)
+ *   tasks spinners N         N threads that spin once all are made (just
+ *                            after "ready"), with this process's policy,
+ *                            nice and affinity (sched_watchdog.sh,
+ *                            walk_irqsoff.sh, fallback_time.sh)
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,17 +44,17 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-/* Spinners start together, so that making thousands is not a race with them. */
-static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate = PTHREAD_COND_INITIALIZER;
-static int gate_open;
+/*
+ * Spinners start together, so that making thousands is not a race with
+ * them. A barrier, not a condition variable: after a broadcast thousands
+ * of waiters would take its mutex one after another, each waiting for a
+ * turn on a CPU full of spinners (ULE took minutes for 10,000).
+ */
+static pthread_barrier_t gate;
 
 static void *spinner(void *arg)
 {
-	pthread_mutex_lock(&gate_lock);
-	while (!gate_open)
-		pthread_cond_wait(&gate, &gate_lock);
-	pthread_mutex_unlock(&gate_lock);
+	pthread_barrier_wait(&gate);
 	for (;;)
 		;
 	return NULL;
@@ -98,6 +100,11 @@ int main(int argc, char **argv)
 		pthread_t t;
 		int err;
 
+		if (n < 0 || n >= INT_MAX) {
+			fprintf(stderr, "%s: N must be 0 to %d\n", argv[0], INT_MAX - 1);
+			return 2;
+		}
+		pthread_barrier_init(&gate, NULL, fn == spinner ? n + 1 : 1);
 		pthread_attr_init(&attr);
 		pthread_attr_setstacksize(&attr, 64 * 1024);
 		for (i = 0; i < n; i++) {
@@ -107,10 +114,15 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		pthread_mutex_lock(&gate_lock);
-		gate_open = 1;
-		pthread_cond_broadcast(&gate);
-		pthread_mutex_unlock(&gate_lock);
+		/*
+		 * Said before the gate opens: under ULE this thread, which ran
+		 * all along, waits behind the spinners that slept until now.
+		 */
+		printf("ready %ld\n", n);
+		fflush(stdout);
+		pthread_barrier_wait(&gate);
+		wait_for_end();
+		return 0;
 	} else {
 		fprintf(stderr, "unknown mode %s\n", argv[1]);
 		return 2;

@@ -1,0 +1,57 @@
+#!/bin/sh
+# In-guest measurement: how long a fallback to CFS (sysrq-S) takes with
+# THREADS threads of one process on CPUs 0-1, first asleep, then
+# spinning; for that long the class being left still runs the tasks not
+# yet moved. Prints the kernel's "normal tasks moved" line per run.
+# Usage: fallback_time.sh TASKS_BIN THREADS CLASS...   (2 CPUs or more)
+# A measurement, not a pass/fail test: sched-class-select.rst records the
+# figures and the command.
+usage="usage: $0 TASKS_BIN THREADS CLASS..."
+tasks=${1:?$usage}
+threads=${2:?$usage}
+shift 2
+K=/proc/sys/kernel/sched_class
+fifo=/tmp/fallback_time.fifo
+out=/tmp/fallback_time.out
+pid=""
+trap 'kill $pid 2>/dev/null' EXIT
+
+echo $((threads * 4 + 10000)) >/proc/sys/kernel/threads-max
+echo 1 >/proc/sys/kernel/sysrq
+# Off: thousands of equals taking turns are no stall to fall back from.
+echo 0 >/proc/sys/kernel/sched_watchdog_ms
+rm -f $fifo
+mkfifo $fifo
+for cls in "$@"; do
+	for kind in threads spinners; do
+		echo "$cls" >$K || exit 2
+		taskset -c 0,1 "$tasks" $kind "$threads" <$fifo >$out &
+		pid=$!
+		# Hold the fifo open: tasks exits when its stdin closes.
+		exec 9>$fifo
+		for i in $(seq 600); do
+			grep -q ready $out && break
+			sleep 0.5
+		done
+		echo "# $cls, $threads $kind: $(cat $out)"
+		# Spinners pass their gate just after "ready": wait for them
+		# (loadavg's fourth field counts the tasks runnable now).
+		for i in $(seq 60); do
+			running=$(cut -d' ' -f4 /proc/loadavg)
+			[ $kind = threads ] || [ "${running%/*}" -gt "$threads" ] && break
+			sleep 1
+		done
+		echo "# runnable/all $running after $i s"
+		echo S >/proc/sysrq-trigger
+		for i in $(seq 200); do
+			[ "$(cat $K)" = cfs ] && break
+			sleep 0.1
+		done
+		dmesg | grep "sched: normal tasks moved from $cls to cfs" | tail -1
+		exec 9>&-
+		kill $pid
+		wait $pid 2>/dev/null
+		pid=""
+	done
+done
+exit 0
