@@ -1857,7 +1857,10 @@ static void ule_repick_lone(int cpu)
  * least loaded one and move one task; a CPU gives or takes at most once
  * per run, so a big imbalance takes many runs to even out, as on FreeBSD.
  * When the most loaded CPU left runs a single task, that task picks again
- * and the run ends.
+ * and the run ends. Unlike FreeBSD a run ends after
+ * sysctl_sched_nr_migrate pairings that moved nothing (affinity): each
+ * locks two runqueues with interrupts off, and their number would grow
+ * with the square of the CPUs, in a softirq.
  *
  * Context: the balancer timer (softirq), rcu_read_lock() held.
  */
@@ -1865,6 +1868,7 @@ static struct cpumask ule_bal_high, ule_bal_low;
 
 static void ule_balance_root(struct sched_domain *top, const struct cpumask *span)
 {
+	int misses = READ_ONCE(sysctl_sched_nr_migrate);
 	unsigned long flags;
 	int high, low;
 	bool anylow;
@@ -1900,6 +1904,8 @@ static void ule_balance_root(struct sched_domain *top, const struct cpumask *spa
 				break;
 			}
 			/* Nothing on @high may run on @low: try another. */
+			if (--misses <= 0)
+				return;
 			cpumask_clear_cpu(low, &ule_bal_low);
 			anylow = false;
 		}
