@@ -142,6 +142,31 @@ static void sched_class_without_fallback_thread(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, sched_fallback_pending());
 }
 
+/*
+ * No watchdog while a switch walks the tasks: the worker is busy with the
+ * walk, so its checks stop, and the tick must not take that for a stall.
+ * The flags are set as a switch sets them, under the switch mutex; the
+ * real ticks see the same and stay quiet.
+ */
+static void sched_watchdog_tick_waits_for_switch(struct kunit *test)
+{
+	bool armed = READ_ONCE(sched_watchdog_armed);
+	unsigned int ms = READ_ONCE(sched_watchdog_ms);
+
+	if (!ms)
+		kunit_skip(test, "the watchdog is off");
+	mutex_lock(&sched_class_mutex);
+	WRITE_ONCE(sched_class_switching, true);
+	WRITE_ONCE(sched_watchdog_last_check, jiffies - 2 * msecs_to_jiffies(ms));
+	WRITE_ONCE(sched_watchdog_armed, true);
+	sched_watchdog_tick();
+	KUNIT_EXPECT_FALSE(test, sched_fallback_pending());
+	WRITE_ONCE(sched_watchdog_last_check, jiffies);
+	WRITE_ONCE(sched_watchdog_armed, armed);
+	WRITE_ONCE(sched_class_switching, false);
+	mutex_unlock(&sched_class_mutex);
+}
+
 /* A switch is refused while another write waits, or a fallback is pending. */
 static void sched_class_busy_refuses(struct kunit *test)
 {
@@ -175,6 +200,7 @@ static struct kunit_case sched_class_select_cases[] = {
 	KUNIT_CASE(sched_watchdog_rtdl_share),
 	KUNIT_CASE(sched_class_without_worker),
 	KUNIT_CASE(sched_class_without_fallback_thread),
+	KUNIT_CASE(sched_watchdog_tick_waits_for_switch),
 	KUNIT_CASE(sched_class_busy_refuses),
 #endif
 	{}
