@@ -97,6 +97,7 @@ struct sanity_watch {
 	struct sanity_waiter waiter[SANITY_MAX_WAITERS];
 	struct sanity_waiter running;	/* the busy CPU's task at the last look */
 	struct sanity_report *report;	/* set once confirmed; never reused while set */
+	u64 idle_busy_ns;	/* the look that first found no idle CPU, or 0 */
 };
 
 /* A confirmation, printed once sanity_lock is dropped. */
@@ -541,6 +542,7 @@ static void sanity_scan(u64 now, u64 confirm_ns)
 		sw->nr_running = sanity_nr_running(cpu_rq(cpu));
 		sw->nr_waiters = nr;
 		sw->no_domain = wt.no_domain;
+		sw->idle_busy_ns = 0;
 		memcpy(sw->waiter, waiter, sizeof(waiter));
 		sw->running = wt.running;
 		sw->report = NULL;
@@ -678,6 +680,7 @@ static unsigned int sanity_follow(u64 now, u64 confirm_ns, struct sanity_msg *ms
 	struct sanity_watch *sw;
 	struct sanity_report *r;
 	unsigned int nr, nr_msg = 0;
+	enum sanity_end why;
 	bool idle_still;
 	int i;
 
@@ -728,6 +731,7 @@ static unsigned int sanity_follow(u64 now, u64 confirm_ns, struct sanity_msg *ms
 
 		if (nr) {
 			/* Still violated: remember the current waiters for the end. */
+			sw->idle_busy_ns = 0;
 			sw->nr_waiters = nr;
 			memcpy(sw->waiter, waiter, sizeof(waiter));
 			sw->running = wt.running;
@@ -736,7 +740,17 @@ static unsigned int sanity_follow(u64 now, u64 confirm_ns, struct sanity_msg *ms
 						     sanity_nr_running(cpu_rq(sw->busy_cpu)));
 			continue;
 		}
-		sanity_end(sw, now, sanity_why_ended(sw, idle_still));
+		why = sanity_why_ended(sw, idle_still);
+		/*
+		 * Every idle CPU busy at once is often a moment's work: a
+		 * kernel thread woken beside the work that took the watched
+		 * CPU. Look once more before ending, and end as of this look.
+		 */
+		if (why == SANITY_END_IDLE_BUSY && !sw->idle_busy_ns) {
+			sw->idle_busy_ns = now;
+			continue;
+		}
+		sanity_end(sw, why == SANITY_END_IDLE_BUSY ? sw->idle_busy_ns : now, why);
 	}
 	return nr_msg;
 }
