@@ -304,9 +304,9 @@ static bool sched_fallback_pending(void)
 }
 
 /*
- * Ask for every normal task to move back to CFS; any context but with an
- * rq lock held. Returns false when a fallback is already pending or there
- * is no thread to run it.
+ * Ask for every normal task to move back to CFS; any context without an
+ * rq lock (it wakes a thread). Returns false when a fallback is already
+ * pending or there is no thread to run it.
  */
 static bool sched_fallback_request(const char *reason)
 {
@@ -349,6 +349,12 @@ static unsigned int sched_watchdog_period_ms(unsigned int ms)
 		       SCHED_WATCHDOG_MAX_PERIOD_MS);
 }
 
+/* The worker that runs the checks and the thread that runs the fallback. */
+static bool sched_watchdog_threads(void)
+{
+	return READ_ONCE(sched_class_worker) && READ_ONCE(sched_fallback_thread);
+}
+
 /* Run the checks if a class other than CFS is selected and a timeout set. */
 static void sched_watchdog_arm(void)
 {
@@ -357,9 +363,8 @@ static void sched_watchdog_arm(void)
 	lockdep_assert_held(&sched_class_mutex);
 	WRITE_ONCE(sched_watchdog_armed, false);
 	hrtimer_cancel(&sched_watchdog_timer);
-	/* Without the threads nothing runs the checks or the fallback. */
 	if (!ms || sched_normal_choice->class == &fair_sched_class ||
-	    !READ_ONCE(sched_class_worker) || !READ_ONCE(sched_fallback_thread))
+	    !sched_watchdog_threads())
 		return;
 	WRITE_ONCE(sched_watchdog_last_check, jiffies);
 	WRITE_ONCE(sched_watchdog_armed, true);
@@ -542,10 +547,10 @@ void sched_watchdog_tick(void)
 }
 
 /* kernel.sched_watchdog_ms: 0 turns the watchdog off; root only. */
-/* Set a valid timeout and re-arm; -ENODEV without the worker to check on. */
+/* Set a valid timeout and re-arm; -ENODEV without the watchdog's threads. */
 static int sched_watchdog_set(unsigned int ms)
 {
-	if (!READ_ONCE(sched_class_worker) || !READ_ONCE(sched_fallback_thread))
+	if (!sched_watchdog_threads())
 		return -ENODEV;
 	mutex_lock(&sched_class_mutex);
 	WRITE_ONCE(sched_watchdog_ms, ms);

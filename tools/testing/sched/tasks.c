@@ -79,6 +79,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	n = atol(argv[2]);
+	if (n < 0 || n >= INT_MAX) {
+		fprintf(stderr, "%s: N must be 0 to %d\n", argv[0], INT_MAX - 1);
+		return 2;
+	}
+	/* Only spinners wait at the gate; for the rest it opens at once. */
+	pthread_barrier_init(&gate, NULL, strcmp(argv[1], "spinners") ? 1 : n + 1);
 	if (!strcmp(argv[1], "zombies") && argc == 4) {
 		double spin_s = atol(argv[3]) / 1000.0;
 
@@ -100,11 +106,6 @@ int main(int argc, char **argv)
 		pthread_t t;
 		int err;
 
-		if (n < 0 || n >= INT_MAX) {
-			fprintf(stderr, "%s: N must be 0 to %d\n", argv[0], INT_MAX - 1);
-			return 2;
-		}
-		pthread_barrier_init(&gate, NULL, fn == spinner ? n + 1 : 1);
 		pthread_attr_init(&attr);
 		pthread_attr_setstacksize(&attr, 64 * 1024);
 		for (i = 0; i < n; i++) {
@@ -114,21 +115,17 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		/*
-		 * Said before the gate opens: under ULE this thread, which ran
-		 * all along, waits behind the spinners that slept until now.
-		 */
-		printf("ready %ld\n", n);
-		fflush(stdout);
-		pthread_barrier_wait(&gate);
-		wait_for_end();
-		return 0;
 	} else {
 		fprintf(stderr, "unknown mode %s\n", argv[1]);
 		return 2;
 	}
+	/*
+	 * Said before the gate opens: under ULE this thread, which ran all
+	 * along, waits behind the spinners that slept until now.
+	 */
 	printf("ready %ld\n", n);
 	fflush(stdout);
+	pthread_barrier_wait(&gate);
 	wait_for_end();
 	return 0;
 }
