@@ -109,9 +109,42 @@ def test_table_states_the_interval_and_verdict():
                                   ["--classes", "ule"], ["--classes", "cfs,bogus"],
                                   ["-t", "nonsense"], ["--suite", "bogus"],
                                   ["--only", "hackbench,bogus"],
-                                  ["--suite", "bmq", "--only", "pipe"]])
+                                  ["--suite", "bmq", "--only", "pipe"],
+                                  ["--suite", "walk", "-t", "1x2"]])
 def test_script_rejects_bad_arguments_before_building(args):
     proc = subprocess.run([str(paths.REPO / "scripts" / "bench-sched"), *args],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("bench-sched: ")
+
+
+CYCLICTEST = """# /dev/cpu_dma_latency set to 0us
+000000 000000 000000
+000001 000090 000080
+000002 000008 000010
+000003 000001 000009
+# Total: 000100 000100
+# Min Latencies: 00001 00001
+# Avg Latencies: 00001 00001
+# Max Latencies: 00003 00250
+# Histogram Overflows: 00001 00001
+"""
+
+
+@pytest.mark.parametrize("what,want", [("p99", "3"), ("max", "250")])
+def test_walk_suite_reads_cyclictest_percentile_and_maximum(tmp_path, what, want):
+    """class_bench.sh's cyclic(): 200 samples of two threads, 99 % of them
+    at 3 us or less (the two overflows count at the maximum); p99 runs the
+    tool, max reads that run."""
+    script = paths.REPO / "tools" / "testing" / "sched" / "class_bench.sh"
+    body = script.read_text()
+    start = body.index("CT_OUT=")
+    end = body.index("# seconds BENCH")
+    (tmp_path / "sample").write_text(CYCLICTEST)
+    if what == "max":
+        (tmp_path / "out").write_text(CYCLICTEST)
+    prog = (body[start:end].replace("CT_OUT=/tmp/class-bench-cyclictest",
+                                    f"CT_OUT={tmp_path}/out")
+            + f"ct='cat {tmp_path}/sample'\ncyclic {what}\n")
+    proc = subprocess.run(["sh", "-c", prog], capture_output=True, text=True, timeout=30)
+    assert proc.stdout.strip() == want, proc.stderr

@@ -1,7 +1,7 @@
 #!/bin/sh
 # In-guest benchmark of the classes for normal tasks, driven by
 # scripts/bench-sched.
-# Usage: class_bench.sh "CLASSES" ROUNDS SCALE [SUITE [ULELOAD [BENCHES [APPS]]]]
+# Usage: class_bench.sh "CLASSES" ROUNDS SCALE [SUITE [HELPER [BENCHES [APPS]]]]
 #
 # Switches every normal task between CLASSES (kernel.sched_class) within
 # one boot (on a reference kernel, which has no kernel.sched_class, CLASSES
@@ -42,11 +42,22 @@
 # bench sched pipe pinned to CPU 0 (20000 round trips x SCALE), VALUE
 # microseconds per round trip: each switch's pick runs on CPU 0, so a
 # pick that reads every CPU's queue (MuQSS's look) pays per CPU here.
+# SUITE "walk": the other CPUs' service while thousands of threads wait.
+# 5000 spinning threads (500 at SCALE 0) pinned to CPUs 0-1 (so that ULE
+# counts them as transferable) stay alive for the whole boot, and the
+# walks over a queue with its lock held (ULE's idle steal, MuQSS's look
+# across queues, the stall watchdog's check) meet them whenever one of
+# the other CPUs idles. There, perf bench sched pipe (20000 round trips x
+# SCALE; microseconds per round trip) and cyclictest (4 threads, 1 ms,
+# 5 s x SCALE; its 99th percentile and maximum, us). Needs 4 CPUs and
+# HELPER, the tasks program (tools/testing/sched/tasks.c).
+# HELPER is uleload for suites bmq and muqss and tasks for suite walk.
 classes=${1:?usage: $0 "CLASSES" ROUNDS SCALE [SUITE [ULELOAD]]}
 rounds=${2:-3}
 scale=${3:-1}
 suite=${4:-wakeup}
 uleload=${5:-}
+helper=$uleload
 only=${6:-}
 K=/proc/sys/kernel/sched_class
 cpus=$(nproc)
@@ -97,8 +108,19 @@ elif [ "$suite" = pick ]; then
 	if [ "$scale" -eq 0 ]; then pl=2000; else pl=$((20000 * scale)); fi
 	pin="taskset -c 0 perf bench sched pipe -l $pl"
 	benches="pipe-cpu0"
+elif [ "$suite" = walk ]; then
+	[ -x "$helper" ] || { echo "class_bench.sh: suite walk needs the tasks program"; exit 1; }
+	[ "$cpus" -ge 4 ] || { echo "class_bench.sh: suite walk needs 4 CPUs or more"; exit 1; }
+	if [ "$scale" -eq 0 ]; then
+		waiters=500 pl=2000 cdur=1
+	else
+		waiters=5000 pl=$((20000 * scale)) cdur=$((5 * scale))
+	fi
+	pb="taskset -c 2-$((cpus - 1)) perf bench sched pipe -l $pl"
+	ct="cyclictest -q -m -t 4 -a 2-$((cpus - 1)) -i 1000 -D $cdur -h 100000"
+	benches="pipe-beside cyclictest-p99 cyclictest-max"
 elif [ "$suite" != wakeup ]; then
-	echo "class_bench.sh: unknown suite '$suite' (wakeup, bmq, muqss or pick)"
+	echo "class_bench.sh: unknown suite '$suite' (wakeup, bmq, muqss, pick or walk)"
 	exit 1
 fi
 if [ -n "$only" ]; then
@@ -158,6 +180,9 @@ for b in $benches; do
 	make-j1) c="$mk" ;; make-jN) c="$mk -j$cpus" ;;
 	messaging-switches) c="$m2 (context switches per message)" ;;
 	pipe-cpu0) c="$pin (usecs/op)" ;;
+	pipe-beside) c="$pb (usecs/op) beside $waiters threads waiting on CPUs 0-1" ;;
+	cyclictest-p99) c="$ct (p99, us) beside $waiters threads waiting on CPUs 0-1" ;;
+	cyclictest-max) c="$ct (max, us) beside $waiters threads waiting on CPUs 0-1" ;;
 	frames-*) c="$frames beside $((${b#frames-} / fdiv)) spinners (% missed)" ;;
 	esac
 	echo "bench $b $c"
@@ -174,6 +199,31 @@ switches_per_message() {
 	awk -v d=$((_c1 - _c0)) -v m=$((ml * 2 * 800)) 'BEGIN { printf "%.4f\n", d / m }'
 }
 
+# cyclic WHAT: cyclictest's 99th percentile (p99) or maximum (max) over
+# its threads, in us. p99 runs the tool; max reads that run (or runs it,
+# when p99 is not among the benchmarks). Overflows of the histogram count
+# as samples at the maximum.
+CT_OUT=/tmp/class-bench-cyclictest
+cyclic() {
+	if [ "$1" = p99 ] || ! grep -q "^# Total:" $CT_OUT 2>/dev/null; then
+		$ct >$CT_OUT 2>&1 || { rm -f $CT_OUT; return; }
+	fi
+	awk -v what="$1" '
+		/^[0-9]+( +[0-9]+)+$/ {
+			for (i = 2; i <= NF; i++) { n[$1 + 0] += $i; total += $i }
+		}
+		/^# Max Latencies:/ { for (i = 4; i <= NF; i++) if ($i + 0 > max) max = $i + 0 }
+		/^# Histogram Overflows:/ { for (i = 4; i <= NF; i++) { over += $i; total += $i } }
+		END {
+			if (!total) exit
+			if (what == "max") { print max; exit }
+			need = total * 0.99
+			for (us = 0; us < 100000; us++) if ((seen += n[us]) >= need) break
+			print (us < 100000) ? us : max
+		}' $CT_OUT
+	[ "$1" = max ] && rm -f $CT_OUT
+}
+
 # seconds BENCH: runs it, prints the value it reports (seconds, % missed,
 # or microseconds per round trip).
 seconds() {
@@ -187,6 +237,9 @@ seconds() {
 	messaging-g20) $m20 2>&1 | sed -n 's/^ *Total time: *\([0-9.]*\).*/\1/p' ;;
 	make-j1) make_seconds 1 ;;
 	pipe-cpu0) $pin 2>&1 | sed -n 's/^ *\([0-9.]*\) usecs\/op.*/\1/p' ;;
+	pipe-beside) $pb 2>&1 | sed -n 's/^ *\([0-9.]*\) usecs\/op.*/\1/p' ;;
+	cyclictest-p99) cyclic p99 ;;
+	cyclictest-max) cyclic max ;;
 	make-jN) make_seconds "$cpus" ;;
 	messaging-switches) switches_per_message ;;
 	frames-*) frames_missed $((${1#frames-} / fdiv)) ;;
@@ -237,6 +290,25 @@ use() {
 	sleep 1
 }
 
+# Suite walk: the waiting threads, started once under the class booted,
+# which releases them at once whatever it is. Equals taking turns are no
+# stall, so the watchdog gets its longest timeout while they run.
+W=/proc/sys/kernel/sched_watchdog_ms
+walkers=""
+if [ "$suite" = walk ]; then
+	wd0=$(cat $W 2>/dev/null)
+	echo $((waiters * 4 + 10000)) >/proc/sys/kernel/threads-max
+	[ -z "$wd0" ] || echo 3600000 >$W
+	trap 'kill $walkers 2>/dev/null' EXIT
+	taskset -c 0-1 "$helper" spinners "$waiters" </dev/null >/tmp/class-bench-walk &
+	walkers=$!
+	while ! grep -q ready /tmp/class-bench-walk 2>/dev/null; do
+		kill -0 $walkers 2>/dev/null || { echo "class_bench.sh: the waiting threads died"; exit 1; }
+		sleep 0.5
+	done
+	echo "waiters $waiters"
+fi
+
 r=0
 while [ $r -lt "$rounds" ]; do
 	r=$((r + 1))
@@ -258,5 +330,11 @@ while [ $r -lt "$rounds" ]; do
 		done
 	done
 done
+if [ -n "$walkers" ]; then
+	kill $walkers
+	wait $walkers 2>/dev/null
+	walkers=""
+	[ -z "$wd0" ] || echo "$wd0" >$W
+fi
 [ -z "$first" ] || use "$first"
 echo "watchdog $(dmesg | grep -c "sched: watchdog:")"
