@@ -6,7 +6,7 @@ import pytest
 from schedlab import tap
 
 # Suites this tree adds; each must run and pass.
-SUITES = ["sched_class_select", "sched_fair_min_load", "sched_ule", "sched_bmq", "sched_muqss"]
+SUITES = ["sched_class_select", "sched_fair_min_load", "sched_events", "sched_ule", "sched_bmq", "sched_muqss"]
 
 
 def test_every_kunit_suite_that_ran_passed(default_boot):

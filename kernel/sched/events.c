@@ -395,10 +395,24 @@ static void sev_snapshot_cpu(void *unused)
 		 NULL, NULL);
 }
 
+#ifdef CONFIG_SCHED_EVENTS_KUNIT_TEST
+/* KUnit's stand-in for a freeze that lands while a start publishes. */
+static void (*sev_start_window_hook)(void);
+
+static void sev_start_window(void)
+{
+	if (sev_start_window_hook)
+		sev_start_window_hook();
+}
+#else
+static inline void sev_start_window(void) { }
+#endif
+
 static int sev_start(void)
 {
 	int ret;
 
+	lockdep_assert_held(&sev_mutex);
 	if (READ_ONCE(sev_state) == SEV_RECORDING)
 		return -EBUSY;
 	if (sev_dump_users)
@@ -424,6 +438,7 @@ static int sev_start(void)
 	 * would have its sev_writing cleared by the store above and the
 	 * frozen window written over.
 	 */
+	sev_start_window();
 	WRITE_ONCE(sev_state, SEV_RECORDING);
 	return 0;
 }
@@ -440,6 +455,7 @@ static int sev_stop(void)
 
 static int sev_control(const char *cmd)
 {
+	lockdep_assert_held(&sev_mutex);
 	if (!strcmp(cmd, "start"))
 		return sev_start();
 	if (!strcmp(cmd, "stop"))
@@ -808,3 +824,7 @@ static int __init sched_events_init(void)
 	return 0;
 }
 late_initcall_sync(sched_events_init);
+
+#ifdef CONFIG_SCHED_EVENTS_KUNIT_TEST
+#include "events_test.c"
+#endif
