@@ -96,7 +96,11 @@ def test_configuration_drops_our_options_and_adds_the_scheduler():
                 or "SCHED_SANITY" in line or "SCHED_EVENTS" in line]
     assert "# CONFIG_SCHED_DEBUG is not set" in lines and "CONFIG_SCHED_DEBUG=y" not in lines
     assert lines[-2:] == ["CONFIG_SCHED_ALT=y", "CONFIG_SCHED_BMQ=y"]
-    assert reference.fragment_lines(symbols, "pds")[0][-1] == "CONFIG_SCHED_PDS=y"
+    pds = reference.fragment_lines(symbols, "pds")[0]
+    assert pds[-2:] == ["CONFIG_SCHED_ALT=y", "CONFIG_SCHED_PDS=y"]
+    # base.config's CONFIG_SCHED_BMQ=y is our class; in Project C's tree it
+    # would choose BMQ over PDS.
+    assert not [line for line in pds if "SCHED_BMQ" in line]
     _, missing = reference.fragment_lines(symbols - {"SCHED_ALT", "SCHED_PDS"}, "pds")
     assert missing == ["CONFIG_SCHED_ALT=y", "CONFIG_SCHED_PDS=y"]
     lines, missing = reference.fragment_lines(set(), "none")

@@ -136,7 +136,10 @@ def fragment_lines(symbols, scheduler):
         return m and m.group(1)
     ours = [line for line in FRAGMENT.read_text().splitlines() if symbol(line)]
     ours += SCHEDULERS[scheduler]
-    taken = {symbol(line) for line in ours}
+    # Project C's choice reuses our class's name (SCHED_BMQ): base.config's
+    # line for it must not pick BMQ when PDS is asked for.
+    taken = {symbol(line) for line in ours} | {
+        symbol(line) for choice in SCHEDULERS.values() for line in choice}
     lines = [line for line in (paths.REPO / "configs" / "base.config").read_text().splitlines()
              if symbol(line) in symbols and symbol(line) not in taken]
     missing = [line for line in SCHEDULERS[scheduler] if symbol(line) not in symbols]
