@@ -119,10 +119,10 @@ def test_script_rejects_bad_arguments_before_building(args):
 
 
 CYCLICTEST = """# /dev/cpu_dma_latency set to 0us
-000000 000000 000000
-000001 000090 000080
-000002 000008 000010
-000003 000001 000009
+000000 000000\t000000
+000001 000090\t000080
+000002 000008\t000010
+000003 000001\t000009\t
 # Total: 000100 000100
 # Min Latencies: 00001 00001
 # Avg Latencies: 00001 00001
@@ -133,7 +133,8 @@ CYCLICTEST = """# /dev/cpu_dma_latency set to 0us
 
 @pytest.mark.parametrize("what,want", [("p99", "3"), ("max", "250")])
 def test_walk_suite_reads_cyclictest_percentile_and_maximum(tmp_path, what, want):
-    """class_bench.sh's cyclic(): 200 samples of two threads, 99 % of them
+    """class_bench.sh's cyclic(): 200 samples of two threads (cyclictest
+    separates the threads' columns with tabs), 99 % of them
     at 3 us or less (the two overflows count at the maximum); p99 runs the
     tool, max reads that run."""
     script = paths.REPO / "tools" / "testing" / "sched" / "class_bench.sh"

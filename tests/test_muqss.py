@@ -17,7 +17,7 @@ the locality order and iso_cpu's window; test_kunit.py runs it."""
 
 import pytest
 
-from schedlab import bench
+from schedlab import bench, build
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
@@ -69,10 +69,25 @@ def test_smt_nice_not_ported(guest):
 @muqss
 def test_pick_cost_suite_runs_under_both_classes(guest):
     """class_bench.sh --suite pick (the look's cost, muqss.rst "Measured")
-    at smoke size: a value per class and round, no failure."""
-    res = guest(f"sh {GUEST_TESTS}/class_bench.sh 'cfs muqss' 2 0 pick", topology="2x2",
-                timeout=300)
-    runs, commands, failures = bench.parse(res.output)
+    at smoke size: a value per class and round, no failure. The same boot
+    runs --suite walk (sched-class-select.rst, "Longest interrupts-off
+    section") at smoke size under every class: 500 threads wait on CPUs
+    0-1 while pipe and cyclictest run on CPUs 2-3."""
+    mark = "# walk suite"
+    res = guest(f"sh {GUEST_TESTS}/class_bench.sh 'cfs muqss' 2 0 pick; echo '{mark}'; "
+                f"sh {GUEST_TESTS}/class_bench.sh 'cfs ule bmq muqss' 1 0 walk "
+                f"{build.guest_program('tasks')}", topology="2x2", timeout=400)
+    pick, _, walk = res.output.partition(mark)
+    runs, commands, failures = bench.parse(pick)
     assert not failures and "taskset -c 0" in commands["pipe-cpu0"], res.output[-2000:]
     assert {c: len(v) for c, v in runs["pipe-cpu0"].items()} == {"cfs": 2, "muqss": 2}
     assert all(v > 0 for values in runs["pipe-cpu0"].values() for v in values)
+
+    runs, commands, failures = bench.parse(walk)
+    assert not failures and "waiters 500" in walk, walk[-2000:]
+    assert "taskset -c 2-3" in commands["pipe-beside"] and "-a 2-3" in commands["cyclictest-p99"]
+    for name in ("pipe-beside", "cyclictest-p99", "cyclictest-max"):
+        assert {c: len(v) for c, v in runs[name].items()} == \
+            {"cfs": 1, "ule": 1, "bmq": 1, "muqss": 1}, (name, walk[-2000:])
+    for cls in ("cfs", "ule", "bmq", "muqss"):
+        assert runs["cyclictest-max"][cls][0] >= runs["cyclictest-p99"][cls][0] > 0

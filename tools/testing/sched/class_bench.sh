@@ -48,8 +48,10 @@
 # walks over a queue with its lock held (ULE's idle steal, MuQSS's look
 # across queues, the stall watchdog's check) meet them whenever one of
 # the other CPUs idles. There, perf bench sched pipe (20000 round trips x
-# SCALE; microseconds per round trip) and cyclictest (4 threads, 1 ms,
-# 5 s x SCALE; its 99th percentile and maximum, us). Needs 4 CPUs and
+# SCALE; microseconds per round trip) and cyclictest (4 SCHED_FIFO 95
+# threads, 1 ms, 5 s x SCALE; its 99th percentile and maximum, us): a
+# realtime waiter measures how long interrupts and the runqueue locks
+# are held, not the class's choices. Needs 4 CPUs and
 # HELPER, the tasks program (tools/testing/sched/tasks.c).
 # HELPER is uleload for suites bmq and muqss and tasks for suite walk.
 classes=${1:?usage: $0 "CLASSES" ROUNDS SCALE [SUITE [ULELOAD]]}
@@ -117,7 +119,7 @@ elif [ "$suite" = walk ]; then
 		waiters=5000 pl=$((20000 * scale)) cdur=$((5 * scale))
 	fi
 	pb="taskset -c 2-$((cpus - 1)) perf bench sched pipe -l $pl"
-	ct="cyclictest -q -m -t 4 -a 2-$((cpus - 1)) -i 1000 -D $cdur -h 100000"
+	ct="cyclictest -q -m -p 95 -t 4 -a 2-$((cpus - 1)) -i 1000 -D $cdur -h 100000"
 	benches="pipe-beside cyclictest-p99 cyclictest-max"
 elif [ "$suite" != wakeup ]; then
 	echo "class_bench.sh: unknown suite '$suite' (wakeup, bmq, muqss, pick or walk)"
@@ -209,7 +211,7 @@ cyclic() {
 		$ct >$CT_OUT 2>&1 || { rm -f $CT_OUT; return; }
 	fi
 	awk -v what="$1" '
-		/^[0-9]+( +[0-9]+)+$/ {
+		/^[0-9]+([ \t]+[0-9]+)+[ \t]*$/ {
 			for (i = 2; i <= NF; i++) { n[$1 + 0] += $i; total += $i }
 		}
 		/^# Max Latencies:/ { for (i = 4; i <= NF; i++) if ($i + 0 > max) max = $i + 0 }
