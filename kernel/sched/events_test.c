@@ -25,6 +25,31 @@ static void sev_expect(struct kunit *test, int state, bool writing)
 }
 
 /*
+ * Start a recording in @flight mode with @hook run inside the start's
+ * window; the mode it replaces goes to @saved. Skips the test when a user
+ * of the recorder is there first.
+ */
+static int sev_test_start(struct kunit *test, bool flight, void (*hook)(void), bool *saved)
+{
+	int ret;
+
+	mutex_lock(&sev_mutex);
+	if (READ_ONCE(sev_state) != SEV_STOPPED || sev_dump_users) {
+		mutex_unlock(&sev_mutex);
+		kunit_skip(test, "the recorder is in use");
+	}
+	*saved = sev_flight;
+	sev_flight = flight;
+	sev_start_window_hook = hook;
+	ret = sev_start();
+	sev_start_window_hook = NULL;
+	if (ret)
+		sev_flight = *saved;
+	mutex_unlock(&sev_mutex);
+	return ret;
+}
+
+/*
  * The sanity checker freezes a flight recording without the control
  * mutex. A freeze that lands while a start is still turning the writers on
  * must be refused: taken, it would be undone by the start, and the window
@@ -36,19 +61,8 @@ static void sev_freeze_during_start_is_refused(struct kunit *test)
 	bool flight;
 	int ret;
 
-	mutex_lock(&sev_mutex);
-	if (READ_ONCE(sev_state) != SEV_STOPPED || sev_dump_users) {
-		mutex_unlock(&sev_mutex);
-		kunit_skip(test, "the recorder is in use");
-	}
-	flight = sev_flight;
-	sev_flight = true;
 	sev_test_froze = true;
-	sev_start_window_hook = sev_test_freeze;
-	ret = sev_start();
-	sev_start_window_hook = NULL;
-	mutex_unlock(&sev_mutex);
-
+	ret = sev_test_start(test, true, sev_test_freeze, &flight);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_EXPECT_FALSE(test, sev_test_froze);
 	sev_expect(test, SEV_RECORDING, true);
@@ -74,16 +88,7 @@ static void sev_fill_recording_is_not_frozen(struct kunit *test)
 	bool flight;
 	int ret;
 
-	mutex_lock(&sev_mutex);
-	if (READ_ONCE(sev_state) != SEV_STOPPED || sev_dump_users) {
-		mutex_unlock(&sev_mutex);
-		kunit_skip(test, "the recorder is in use");
-	}
-	flight = sev_flight;
-	sev_flight = false;
-	ret = sev_start();
-	mutex_unlock(&sev_mutex);
-
+	ret = sev_test_start(test, false, NULL, &flight);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_EXPECT_FALSE(test, sched_events_freeze(SEV_TEST_REPORT));
 	sev_expect(test, SEV_RECORDING, true);
