@@ -24,7 +24,9 @@
 #   g. yield_type 2 gives the yielder a new slice and deadline from an
 #      updated clock;
 #   h. a MuQSS task that a realtime task keeps off its CPU is offered to
-#      an idle CPU it may use, as MuQSS does whatever runs next;
+#      an idle CPU it may use, as MuQSS does whatever runs next: that
+#      CPU's kick handler runs between the preemption and its taking the
+#      task (kprobe);
 #   i. rqshare: under mc (the Kconfig default) the CPUs of each package
 #      (2x4: 0-3 and 4-7) use one queue, under none each its own, and
 #      kernel.sched_muqss_rqshare regroups them at run time; a CPU
@@ -39,7 +41,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ule_lib.sh"
 
 echo "TAP version 13"
-echo "1..48"
+echo "1..49"
 # Keep this shell and its helpers off the CPUs whose queue CPU 1 shares
 # under rqshare=mc (0-3), where the shares of CPU 1 are measured: in the
 # emulator, with more busy vCPUs than host cores, a vCPU preempted by the
@@ -417,30 +419,72 @@ fi
 # the realtime task does, so the put-back offers the waiting spinner to
 # the other, idle CPU. The realtime task has done its exec (file reads)
 # before it moves, and this shell forks nothing while the spinner waits
-# (a fork here tells an idle CPU too). In a guest an idle CPU's own
-# picks, woken by unrelated work, find a waiting task within tens of ms
-# as well, so this pins the outcome, not the put-back's offer
-# (muqss.rst, Tests); its wait (schedstat's run delay) is printed.
+# (a fork here tells an idle CPU too). An idle CPU's own picks, woken by
+# unrelated work, find a waiting task within tens of ms as well, so the
+# outcome alone cannot tell the offer happened: a kprobe on the handler
+# of MuQSS's kick (muqss_look_ipi) shows whether the CPU that took the
+# spinner was told to look after the realtime task preempted it and
+# before it took it.
+T=/sys/kernel/tracing
+mountpoint -q $T || mount -t tracefs none $T
+echo 'p:muqss_look muqss_look_ipi' >>$T/kprobe_events
 taskset -c 1,2 sh -c 'while :; do :; done' &
 m=$!
 chrt -f 50 taskset -c 3 sh -c 'while :; do :; done' &
 rt=$!
 sleep 0.5
-c=$(cut -d' ' -f39 /proc/$m/stat)
-sleep 1.5 &
-sl=$!
-d0=$(cut -d' ' -f2 /proc/$m/schedstat)
-taskset -pc "$c" $rt >/dev/null
-wait $sl
-d1=$(cut -d' ' -f2 /proc/$m/schedstat)
-now=$(cut -d' ' -f39 /proc/$m/stat)
+echo "prev_pid == $m || next_pid == $m" >$T/events/sched/sched_switch/filter
+echo 1 >$T/events/sched/sched_switch/enable
+echo 1 >$T/events/kprobes/muqss_look/enable
+# The spinner changes CPU whenever a kernel thread preempts it, so it may
+# have left the CPU read just before the realtime task arrives there:
+# then the realtime task goes back to CPU 3 and the part starts again.
+# took: the CPU the realtime task replaced the spinner on, the first other
+# CPU to switch to the spinner after that and whether a look kick reached
+# that CPU in between; empty when the two never met.
+took=""
+tries=0
+while [ -z "$took" ] && [ $tries -lt 5 ]; do
+	tries=$((tries + 1))
+	echo >$T/trace
+	c=$(cut -d' ' -f39 /proc/$m/stat)
+	d0=$(cut -d' ' -f2 /proc/$m/schedstat)
+	sleep 1 &
+	sl=$!
+	taskset -pc "$c" $rt >/dev/null
+	wait $sl
+	d1=$(cut -d' ' -f2 /proc/$m/schedstat)
+	now=$(cut -d' ' -f39 /proc/$m/stat)
+	took=$(awk -v m=$m -v rt=$rt '
+		{ cpu = $0; sub(/^[^[]*\[/, "", cpu); cpu = substr(cpu, 1, 3) + 0 }
+		/sched_switch:/ && c == "" && $0 ~ ("prev_pid=" m " ") && $0 ~ ("next_pid=" rt " ") { c = cpu; next }
+		c != "" && /muqss_look:/ { kicked[cpu] = 1; next }
+		c != "" && /sched_switch:/ && cpu != c && $0 ~ ("next_pid=" m " ") {
+			print c, cpu, (cpu in kicked) ? "told" : "not-told"; done = 1; exit
+		}
+		END { if (c != "" && !done) print c, "none", "-" }' $T/trace)
+	[ -n "$took" ] || taskset -pc 3 $rt >/dev/null
+done
 kill $rt $m
 wait $rt $m 2>/dev/null
+echo 0 >$T/events/kprobes/muqss_look/enable
+echo 0 >$T/events/sched/sched_switch/enable
+echo 0 >$T/events/sched/sched_switch/filter
+echo '-:muqss_look' >>$T/kprobe_events
+echo >$T/trace
+echo 1 >$T/tracing_on
+set -- ${took:-? none -}
 waited=$(((d1 - d0) / 1000))
-if [ "$now" != "$c" ]; then
-	ok "a task a realtime one keeps off CPU $c moves to idle CPU $now after waiting $waited us"
+echo "# realtime task met the spinner on CPU $1 (try $tries); CPU $2 took it ($3); it waited $waited us, now on $now"
+if [ "$2" != none ] && [ "$now" != "$1" ]; then
+	ok "a task a realtime one keeps off CPU $1 moves to idle CPU $2 after waiting $waited us"
 else
-	not_ok "a task a realtime one keeps off CPU $c moves to the idle CPU (still on $now after 1.5 s, waited $waited us)"
+	not_ok "a task a realtime one keeps off CPU $1 moves to the idle CPU (${took:-the two never met in $tries tries}, now on $now)"
+fi
+if [ "$3" = told ]; then
+	ok "the put-back told idle CPU $2 to look before it took the task"
+else
+	not_ok "the put-back told the idle CPU to look before it took the task (${took:-the two never met})"
 fi
 
 # i. rqshare. queues: the CPU whose queue each CPU uses, CPUs 0-7.
