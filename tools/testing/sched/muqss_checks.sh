@@ -433,20 +433,31 @@ m=$!
 chrt -f 50 taskset -c 3 sh -c 'while :; do :; done' &
 rt=$!
 sleep 0.5
-echo "prev_pid == $m || next_pid == $m" >$T/events/sched/sched_switch/filter
 echo 1 >$T/events/sched/sched_switch/enable
 echo 1 >$T/events/kprobes/muqss_look/enable
 # The spinner changes CPU whenever a kernel thread preempts it, so it may
-# have left the CPU read just before the realtime task arrives there:
-# then the realtime task goes back to CPU 3 and the part starts again.
+# have left the CPU read just before the realtime task arrives there; the
+# other CPU may be running a kernel thread then, not idle, so that nothing
+# tells it; or, woken by its own interrupt at that moment, it may take
+# the spinner before the kick's handler runs (about half the tries in
+# which it was idle, here). A try shows the offer only when the kick's
+# handler ran first, so the part starts again (the realtime task back on
+# CPU 3) until one does, up to twelve times. On a kernel without the
+# offer no try of 4 runs did.
 # took: the CPU the realtime task replaced the spinner on, the first other
-# CPU to switch to the spinner after that and whether a look kick reached
-# that CPU in between; empty when the two never met.
+# CPU to switch to the spinner after that, and "told" (a look kick reached
+# it in between), "not-told" (it was idle and no kick reached it) or
+# "busy" (it was not idle); empty when the two never met. The switches to
+# and from the idle task (pid 0) give each CPU's state.
+echo "prev_pid == $m || next_pid == $m || prev_pid == 0 || next_pid == 0" \
+	>$T/events/sched/sched_switch/filter
+echo >$T/trace
 took=""
 tries=0
-while [ -z "$took" ] && [ $tries -lt 5 ]; do
+until [ "${took##* }" = told ] || [ $tries -ge 12 ]; do
 	tries=$((tries + 1))
-	echo >$T/trace
+	[ -z "$took" ] || { taskset -pc 3 $rt >/dev/null; sleep 0.3; }
+	echo "muqss-h try $tries" >$T/trace_marker
 	c=$(cut -d' ' -f39 /proc/$m/stat)
 	d0=$(cut -d' ' -f2 /proc/$m/schedstat)
 	sleep 1 &
@@ -455,16 +466,29 @@ while [ -z "$took" ] && [ $tries -lt 5 ]; do
 	wait $sl
 	d1=$(cut -d' ' -f2 /proc/$m/schedstat)
 	now=$(cut -d' ' -f39 /proc/$m/stat)
-	took=$(awk -v m=$m -v rt=$rt '
+	took=$(awk -v m=$m -v rt=$rt -v try="muqss-h try $tries" '
 		{ cpu = $0; sub(/^[^[]*\[/, "", cpu); cpu = substr(cpu, 1, 3) + 0 }
-		/sched_switch:/ && c == "" && $0 ~ ("prev_pid=" m " ") && $0 ~ ("next_pid=" rt " ") { c = cpu; next }
+		index($0, try) { armed = 1; next }
+		/sched_switch:/ && / next_pid=0 / { idle[cpu] = 1 }
+		/sched_switch:/ && / prev_pid=0 / { idle[cpu] = 0 }
+		!armed { next }
+		/sched_switch:/ && c == "" && $0 ~ ("prev_pid=" m " ") && $0 ~ ("next_pid=" rt " ") {
+			c = cpu
+			for (i in idle)
+				idle0[i] = idle[i]
+			next
+		}
 		c != "" && /muqss_look:/ { kicked[cpu] = 1; next }
 		c != "" && /sched_switch:/ && cpu != c && $0 ~ ("next_pid=" m " ") {
-			print c, cpu, (cpu in kicked) ? "told" : "not-told"; done = 1; exit
+			print c, cpu, (cpu in kicked) ? "told" : idle0[cpu] ? "not-told" : "busy"
+			done = 1
+			exit
 		}
 		END { if (c != "" && !done) print c, "none", "-" }' $T/trace)
-	[ -n "$took" ] || taskset -pc 3 $rt >/dev/null
+	echo "# try $tries: ${took:-the realtime task did not meet the spinner}"
+	[ "$took" ] || took=" "
 done
+[ "$took" = " " ] && took=""
 kill $rt $m
 wait $rt $m 2>/dev/null
 echo 0 >$T/events/kprobes/muqss_look/enable
@@ -541,9 +565,15 @@ check "$(queues)" "$MC" "CPUs 2 and 4 back online rejoin their queues"
 kill $s1 $s2
 wait $s1 $s2 2>/dev/null
 echo cfs >$K/sched_class
-# CFS tasks have no muqss lines: the regrouping's log says it.
-check "$(dmesg | sed -n 's/.*sched: muqss: \(rqshare=.*\)/\1/p' | tail -1)" \
-	"rqshare=none, 8 queues for 8 CPUs" "under CFS no runqueue shares a lock"
+# CFS tasks have no muqss lines: the regrouping's log says it. The queues
+# are ungrouped from a work item after the switch (a fallback must not
+# wait for the regrouping's locks).
+ungrouped() { dmesg | sed -n 's/.*sched: muqss: \(rqshare=.*\)/\1/p' | tail -1; }
+for _ in $(seq 40); do
+	[ "$(ungrouped)" = "rqshare=none, 8 queues for 8 CPUs" ] && break
+	sleep 0.25
+done
+check "$(ungrouped)" "rqshare=none, 8 queues for 8 CPUs" "under CFS no runqueue shares a lock"
 echo muqss >$K/sched_class
 check "$(queues)" "$MC" "back on muqss the packages share their queues again"
 if dmesg | grep -q "sched: muqss: unknown rqshare \"bogus\""; then
