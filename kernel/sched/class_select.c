@@ -120,8 +120,19 @@ static const struct sched_class_choice *sched_normal_choice __read_mostly;
  */
 static struct kthread_worker *sched_class_worker;
 
-/* Held by the worker around a switch and by writers of the watchdog sysctl. */
+/*
+ * Held around a switch, by the worker and the fallback thread only: a
+ * normal task that held it could be starved by the class being left and
+ * keep the fallback from running.
+ */
 static DEFINE_MUTEX(sched_class_mutex);
+
+/*
+ * The watchdog's timeout and timer, set by switches and by writers of
+ * kernel.sched_watchdog_ms: a spinning lock, so that a writer holding it
+ * cannot be preempted and starved while the fallback waits for it.
+ */
+static DEFINE_RAW_SPINLOCK(sched_watchdog_lock);
 
 /* Set while a switch walks the tasks: the tick does not expect checks then. */
 static bool sched_class_switching;
@@ -251,7 +262,9 @@ static void sched_class_switch_to(const struct sched_class_choice *choice,
 			pr_warn("sched: %s does not enforce cpu.weight, cpu.max or cpu.idle; cgroups with them set: %u\n",
 				choice->name, limited);
 	}
+	raw_spin_lock(&sched_watchdog_lock);
 	sched_watchdog_arm();
+	raw_spin_unlock(&sched_watchdog_lock);
 unlock:
 	mutex_unlock(&sched_class_mutex);
 }
@@ -360,10 +373,11 @@ static void sched_watchdog_arm(void)
 {
 	unsigned int ms = sched_watchdog_ms;
 
-	lockdep_assert_held(&sched_class_mutex);
+	lockdep_assert_held(&sched_watchdog_lock);
 	WRITE_ONCE(sched_watchdog_armed, false);
+	/* The handler never takes this lock: waiting for it cannot deadlock. */
 	hrtimer_cancel(&sched_watchdog_timer);
-	if (!ms || sched_normal_choice->class == &fair_sched_class ||
+	if (!ms || READ_ONCE(sched_normal_choice)->class == &fair_sched_class ||
 	    !sched_watchdog_threads())
 		return;
 	WRITE_ONCE(sched_watchdog_last_check, jiffies);
@@ -552,10 +566,10 @@ static int sched_watchdog_set(unsigned int ms)
 {
 	if (!sched_watchdog_threads())
 		return -ENODEV;
-	mutex_lock(&sched_class_mutex);
+	raw_spin_lock(&sched_watchdog_lock);
 	WRITE_ONCE(sched_watchdog_ms, ms);
 	sched_watchdog_arm();
-	mutex_unlock(&sched_class_mutex);
+	raw_spin_unlock(&sched_watchdog_lock);
 	return 0;
 }
 
@@ -723,9 +737,9 @@ static int __init sched_class_switch_init(void)
 	if (register_sysrq_key('S', &sched_sysrq_fallback_op))
 		pr_warn("sched: sysrq-S is taken: no console fallback to cfs\n");
 #endif
-	mutex_lock(&sched_class_mutex);
+	raw_spin_lock(&sched_watchdog_lock);
 	sched_watchdog_arm();
-	mutex_unlock(&sched_class_mutex);
+	raw_spin_unlock(&sched_watchdog_lock);
 	return 0;
 }
 #else

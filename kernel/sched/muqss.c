@@ -1264,7 +1264,10 @@ static void muqss_share_update(void)
 		muqss_share_apply(MUQSS_SHARE_NONE);
 }
 
-/* A CPU came online: it joins its group's queue once hotplug is done. */
+/*
+ * A CPU came online: it joins its group's queue once hotplug is done; or
+ * MuQSS stopped running the normal tasks: the queues are ungrouped.
+ */
 static void muqss_share_workfn(struct work_struct *work)
 {
 	mutex_lock(&muqss_share_mutex);
@@ -1515,6 +1518,15 @@ void muqss_normal_class_changed(void)
 			if (!READ_ONCE(cpu_rq(cpu)->muqss.nr))
 				cpumask_set_cpu(cpu, &muqss_idle_mask);
 		}
+	}
+	/*
+	 * A fallback to CFS runs here, and a task of the class it leaves may
+	 * hold the mutex (or the hotplug lock) and not run until it is moved:
+	 * the queues are ungrouped from a work item, after the fallback.
+	 */
+	if (sched_normal_class != &muqss_sched_class) {
+		schedule_work(&muqss_share_work);
+		return;
 	}
 	mutex_lock(&muqss_share_mutex);
 	muqss_share_update();
