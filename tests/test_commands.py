@@ -27,6 +27,8 @@ GUARDED = ("make", "apt-get", "apt", "dpkg-query", "pip", "pip3", "sudo",
            "qemu-system-x86_64", "gcc", "cc", "tar", "git", "ccache")
 # Commands whose parser lives in a script of their own.
 SCRIPT_PARSERS = ("bench-sched", "bench-observability", "wasted-cores")
+# Commands with a parser of their own that read files and boot nothing.
+HOST_SCRIPTS = ("class-hooks",)
 CLI_COMMANDS = ("prepare", "refresh", "export", "build", "reference-kernel", "boot", "demo")
 SHELL_COMMANDS = ("setup", "test")
 
@@ -66,7 +68,7 @@ def sandbox(tmp_path):
 
 
 def test_every_command_is_covered():
-    assert set(COMMANDS) == (set(SCRIPT_PARSERS + CLI_COMMANDS + SHELL_COMMANDS)
+    assert set(COMMANDS) == (set(SCRIPT_PARSERS + HOST_SCRIPTS + CLI_COMMANDS + SHELL_COMMANDS)
                              | {"reproduce", "check-configs"})
     assert {c for c, _, _ in BAD} == set(COMMANDS)
 
@@ -166,6 +168,9 @@ BAD = [
     ("reproduce", ["compare"], "A, B"),
     ("reproduce", ["compare", "{tmp}/nonexistent", "{tmp}/nonexistent"],
      "{tmp}/nonexistent"),
+    ("class-hooks", ["--bogus"], "--bogus"),
+    ("class-hooks", ["--tree", "{tmp}/file"], "{tmp}/file"),
+    ("class-hooks", ["--tree", "{tmp}/tree"], "{tmp}/tree"),
     ("check-configs", ["bogus"], "bogus"),
     ("check-configs", ["up,nope"], "nope"),
     ("check-configs", ["-j", "0"], "'0'"),
@@ -222,7 +227,7 @@ def load_script(name):
 def parsers():
     subs = cli.parser()._subparsers._group_actions[0].choices
     found = {name: subs[name] for name in CLI_COMMANDS}
-    found.update({name: load_script(name).parser() for name in SCRIPT_PARSERS})
+    found.update({name: load_script(name).parser() for name in SCRIPT_PARSERS + HOST_SCRIPTS})
     found["reproduce"] = reproduce.parser()
     found["reproduce compare"] = reproduce.compare_parser()
     return found
