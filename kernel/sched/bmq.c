@@ -155,7 +155,7 @@ static inline void bmq_mark_idle(struct rq *rq, bool idle)
 /* BMQ's utilisation is part of cpu_util_cfs(); tell schedutil it moved. */
 static inline void bmq_update_util(struct rq *rq, int running)
 {
-	if (update_bmq_rq_load_avg(rq_clock_pelt(rq), rq, running))
+	if (update_pluggable_rq_load_avg(rq_clock_pelt(rq), rq, running))
 		cpufreq_update_util(rq, 0);
 }
 #else
@@ -195,15 +195,6 @@ static void bmq_hrtick_start(struct rq *rq, struct task_struct *p)
 	hrtick_start(rq, delay);
 }
 
-/* @rq goes idle: its slice timer has nothing left to end. */
-static void bmq_hrtick_cancel(struct rq *rq)
-{
-	lockdep_assert_rq_held(rq);
-	/* Not hrtimer_cancel(): the handler takes this rq's lock. */
-	if (hrtimer_is_queued(&rq->hrtick_timer))
-		hrtimer_try_to_cancel(&rq->hrtick_timer);
-}
-
 /* The tick after this one is due within TICK_NSEC. */
 static inline void bmq_tick_seen(struct rq *rq)
 {
@@ -211,26 +202,16 @@ static inline void bmq_tick_seen(struct rq *rq)
 }
 #else
 static inline void bmq_hrtick_start(struct rq *rq, struct task_struct *p) { }
-static inline void bmq_hrtick_cancel(struct rq *rq) { }
 static inline void bmq_tick_seen(struct rq *rq) { }
 #endif
 
 /* Charge the running task's time to it and to its slice. */
 static void update_curr_bmq(struct rq *rq)
 {
-	struct task_struct *curr = rq_curr_locked(rq);
-	u64 now, delta;
+	u64 delta = sched_class_update_curr(rq, &bmq_sched_class);
 
-	if (!bmq_task(curr))
-		return;
-	now = rq_clock_task(rq);
-	delta = now - curr->se.exec_start;
-	if (unlikely((s64)delta <= 0))
-		return;
-	schedstat_set(curr->stats.exec_max, max(curr->stats.exec_max, delta));
-	trace_sched_stat_runtime(curr, delta, 0);
-	update_current_exec_runtime(curr, now, delta);
-	curr->bmq.slice -= delta;
+	if (delta)
+		rq_curr_locked(rq)->bmq.slice -= delta;
 }
 
 /*
@@ -400,7 +381,7 @@ static struct task_struct *pick_next_task_bmq(struct rq *rq)
 		return skip;
 	}
 	bmq_mark_idle(rq, true);
-	bmq_hrtick_cancel(rq);
+	sched_class_hrtick_cancel(rq);
 	return NULL;
 }
 
@@ -638,20 +619,6 @@ static bool bmq_idle_cpu(int cpu)
 	return false;
 }
 
-/* Every SMT sibling of @cpu (itself included) is idle. */
-static bool bmq_idle_core(int cpu)
-{
-#ifdef CONFIG_SCHED_SMT
-	int sibling;
-
-	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
-		if (!available_idle_cpu(sibling))
-			return false;
-	}
-#endif
-	return true;
-}
-
 /*
  * The CPU of @mask closest to @prev: @prev itself, then the first CPU of
  * each wider sched domain of @prev, then the first of @mask.
@@ -699,7 +666,8 @@ static int bmq_closest_idle(int prev, struct cpumask *mask, bool core)
 	while (!cpumask_empty(mask)) {
 		int cpu = bmq_closest(prev, mask);
 
-		if (bmq_idle_cpu(cpu) && (!core || bmq_idle_core(cpu)))
+		if (bmq_idle_cpu(cpu) &&
+		    (!core || sched_class_core_idle(cpu, sched_class_cpu_idle)))
 			return cpu;
 		__cpumask_clear_cpu(cpu, mask);
 	}
@@ -921,7 +889,7 @@ static void bmq_smt_balance(struct rq *this_rq)
 	int this_cpu = cpu_of(this_rq), cpu;
 	struct sched_domain *sd;
 
-	if (!sched_smt_active() || !bmq_idle_core(this_cpu))
+	if (!sched_smt_active() || !sched_class_core_idle(this_cpu, sched_class_cpu_idle))
 		return;
 	rcu_read_lock();
 	for_each_domain(this_cpu, sd) {
@@ -1097,7 +1065,7 @@ static void bmq_kick_smt(struct rq *rq)
 	for_each_domain(this_cpu, sd) {
 		for_each_cpu_and(cpu, sched_domain_span(sd), &bmq_idle_hint) {
 			if (!bmq_new_in_domain(sd, cpu) || !cpumask_test_cpu(cpu, curr->cpus_ptr) ||
-			    !cpu_active(cpu) || !bmq_idle_core(cpu))
+			    !cpu_active(cpu) || !sched_class_core_idle(cpu, sched_class_cpu_idle))
 				continue;
 			bmq_kick_cpu(cpu);
 			goto out;
@@ -1115,13 +1083,12 @@ out:
  */
 static int balance_bmq(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
 {
-	if (!rq->bmq.nr && READ_ONCE(sched_normal_class) == &bmq_sched_class) {
+	if (!rq->bmq.nr && sched_class_is_normal(&bmq_sched_class)) {
 		rq_unpin_lock(rq, rf);
 		bmq_pull(rq);
 		rq_repin_lock(rq, rf);
 	}
-	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq) ||
-		rq->bmq.nr;
+	return sched_class_above_runnable(rq) || rq->bmq.nr;
 }
 
 /*
@@ -1132,7 +1099,7 @@ static int balance_bmq(struct rq *rq, struct task_struct *prev, struct rq_flags 
 static void rq_online_bmq(struct rq *rq)
 {
 	bmq_set_pending(rq);
-	if (!rq->bmq.nr && sched_normal_class == &bmq_sched_class)
+	if (!rq->bmq.nr && sched_class_is_normal(&bmq_sched_class))
 		cpumask_set_cpu(cpu_of(rq), &bmq_idle_hint);
 }
 
@@ -1191,33 +1158,12 @@ static int bmq_yield_type_max = 2;
 static int bmq_wakeup_gran_us_max = USEC_PER_SEC;
 
 static struct ctl_table bmq_sysctls[] = {
-	{
-		.procname	= "sched_bmq_yield_type",
-		.data		= &sysctl_sched_bmq_yield_type,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &bmq_yield_type_max,
-	},
-	{
-		.procname	= "sched_bmq_kernel_boost",
-		.data		= &sysctl_sched_bmq_kernel_boost,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= SYSCTL_ONE,
-	},
-	{
-		.procname	= "sched_bmq_wakeup_gran_us",
-		.data		= &sysctl_sched_bmq_wakeup_gran_us,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &bmq_wakeup_gran_us_max,
-	},
+	SCHED_CLASS_KNOB("sched_bmq_yield_type", sysctl_sched_bmq_yield_type,
+			 SYSCTL_ZERO, &bmq_yield_type_max, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_bmq_kernel_boost", sysctl_sched_bmq_kernel_boost,
+			 SYSCTL_ZERO, SYSCTL_ONE, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_bmq_wakeup_gran_us", sysctl_sched_bmq_wakeup_gran_us,
+			 SYSCTL_ZERO, &bmq_wakeup_gran_us_max, sched_class_dointvec_minmax),
 	{}
 };
 
@@ -1231,7 +1177,7 @@ void bmq_normal_class_changed(void)
 #ifdef CONFIG_SMP
 	int cpu;
 
-	if (sched_normal_class != &bmq_sched_class) {
+	if (!sched_class_is_normal(&bmq_sched_class)) {
 		cpumask_clear(&bmq_idle_hint);
 		return;
 	}

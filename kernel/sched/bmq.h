@@ -43,8 +43,6 @@ struct bmq_rq {
 	u64			next_tick;
 #endif
 #ifdef CONFIG_SMP
-	/* Utilisation of BMQ tasks for schedutil (PELT, like avg_rt). */
-	struct sched_avg	avg;
 	/* Wakes this CPU, when idle, to pull work; one sender at a time. */
 	call_single_data_t	pull_csd;
 	atomic_t		pull_kicked;

@@ -47,4 +47,87 @@ static inline int sched_class_dointvec_minmax(struct ctl_table *table, int write
 	return ret;
 }
 
+/*
+ * An integer knob of /proc/sys/kernel bounded by *@min and *@max, which
+ * @handler (usually sched_class_dointvec_minmax()) enforces.
+ */
+#define SCHED_CLASS_KNOB(name, var, min, max, handler)			\
+	{								\
+		.procname	= (name),				\
+		.data		= &(var),				\
+		.maxlen		= sizeof(var),				\
+		.mode		= 0644,					\
+		.proc_handler	= (handler),				\
+		.extra1		= (min),				\
+		.extra2		= (max),				\
+	}
+
+/* @class runs normal tasks now (it may change at any time after). */
+static inline bool sched_class_is_normal(const struct sched_class *class)
+{
+	return READ_ONCE(sched_normal_class) == class;
+}
+
+/* A task of a class above the normal ones is runnable here and will be picked. */
+static inline bool sched_class_above_runnable(struct rq *rq)
+{
+	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq);
+}
+
+/*
+ * Charge @rq's current task, if @class runs it, for the time since it
+ * started or was last charged: exec_max, the runtime tracepoint, its
+ * cputime and its cgroup's, as update_curr_common() does in later
+ * kernels. Returns the time charged, 0 if none.
+ */
+static inline u64 sched_class_update_curr(struct rq *rq, const struct sched_class *class)
+{
+	struct task_struct *curr = rq_curr_locked(rq);
+	u64 now, delta;
+
+	if (curr->sched_class != class)
+		return 0;
+	now = rq_clock_task(rq);
+	delta = now - curr->se.exec_start;
+	if (unlikely((s64)delta <= 0))
+		return 0;
+	schedstat_set(curr->stats.exec_max, max(curr->stats.exec_max, delta));
+	trace_sched_stat_runtime(curr, delta, 0);
+	update_current_exec_runtime(curr, now, delta);
+	return delta;
+}
+
+/* available_idle_cpu() as a predicate for sched_class_core_idle(). */
+static inline bool sched_class_cpu_idle(int cpu)
+{
+	return available_idle_cpu(cpu);
+}
+
+/* Every SMT sibling of @cpu (itself included) passes @idle. */
+static __always_inline bool sched_class_core_idle(int cpu, bool (*idle)(int cpu))
+{
+#ifdef CONFIG_SCHED_SMT
+	int sibling;
+
+	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
+		if (!idle(sibling))
+			return false;
+	}
+#endif
+	return true;
+}
+
+#ifdef CONFIG_SCHED_HRTICK
+/* @rq goes idle: its slice timer has nothing left to end. */
+static inline void sched_class_hrtick_cancel(struct rq *rq)
+{
+	lockdep_assert_rq_held(rq);
+	/* Not hrtimer_cancel(): the handler takes this rq's lock. */
+	if (hrtimer_is_queued(&rq->hrtick_timer))
+		hrtimer_try_to_cancel(&rq->hrtick_timer);
+}
+#else
+static inline void sched_class_hrtick_cancel(struct rq *rq) { }
+#endif
+
 #endif /* _KERNEL_SCHED_CLASS_COMMON_H */

@@ -157,12 +157,6 @@ static inline struct task_struct *muqss_node_task(struct muqss_sl_node *node)
 	return container_of(node, struct task_struct, muqss.node);
 }
 
-/* A task of a class above this one is runnable here and will be picked. */
-static inline bool muqss_above_runnable(struct rq *rq)
-{
-	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq);
-}
-
 #ifdef CONFIG_SMP
 /* CPUs whose last pick found nothing; confirmed with available_idle_cpu(). */
 static struct cpumask muqss_idle_mask;
@@ -182,7 +176,7 @@ static inline void muqss_mark_idle(struct rq *rq, bool idle)
 /* MuQSS's utilisation is part of cpu_util_cfs(); tell schedutil it moved. */
 static inline void muqss_update_util(struct rq *rq, int running)
 {
-	if (update_muqss_rq_load_avg(rq_clock_pelt(rq), rq, running))
+	if (update_pluggable_rq_load_avg(rq_clock_pelt(rq), rq, running))
 		cpufreq_update_util(rq, 0);
 }
 #else
@@ -204,37 +198,18 @@ static void muqss_hrtick_start(struct rq *rq, struct task_struct *p)
 	if (muqss_hrtick_on(rq))
 		hrtick_start(rq, max_t(s64, p->muqss.slice, MUQSS_RESCHED_NS));
 }
-
-/* @rq goes idle: nothing left to expire. */
-static void muqss_hrtick_cancel(struct rq *rq)
-{
-	lockdep_assert_rq_held(rq);
-	/* Not hrtimer_cancel(): the handler takes this rq's lock. */
-	if (hrtimer_is_queued(&rq->hrtick_timer))
-		hrtimer_try_to_cancel(&rq->hrtick_timer);
-}
 #else
 static inline bool muqss_hrtick_on(struct rq *rq) { return false; }
 static inline void muqss_hrtick_start(struct rq *rq, struct task_struct *p) { }
-static inline void muqss_hrtick_cancel(struct rq *rq) { }
 #endif
 
 /* Charge the running task's time to it and to its slice. */
 static void update_curr_muqss(struct rq *rq)
 {
-	struct task_struct *curr = rq_curr_locked(rq);
-	u64 now, delta;
+	u64 delta = sched_class_update_curr(rq, &muqss_sched_class);
 
-	if (!muqss_task(curr))
-		return;
-	now = rq_clock_task(rq);
-	delta = now - curr->se.exec_start;
-	if (unlikely((s64)delta <= 0))
-		return;
-	schedstat_set(curr->stats.exec_max, max(curr->stats.exec_max, delta));
-	trace_sched_stat_runtime(curr, delta, 0);
-	update_current_exec_runtime(curr, now, delta);
-	curr->muqss.slice -= delta;
+	if (delta)
+		rq_curr_locked(rq)->muqss.slice -= delta;
 }
 
 static void enqueue_task_muqss(struct rq *rq, struct task_struct *p, int flags)
@@ -405,7 +380,7 @@ static struct task_struct *pick_next_task_muqss(struct rq *rq)
 	if (!p) {
 		WRITE_ONCE(rq->muqss.curr_key, U64_MAX);
 		muqss_mark_idle(rq, true);
-		muqss_hrtick_cancel(rq);
+		sched_class_hrtick_cancel(rq);
 		return NULL;
 	}
 	if (task_rq(p) != rq)
@@ -486,7 +461,7 @@ static void put_prev_task_muqss(struct rq *rq, struct task_struct *p)
 	 * does not: offer @p to an idle CPU here, as MuQSS's schedule() does
 	 * whatever it switches to.
 	 */
-	if (muqss_above_runnable(rq))
+	if (sched_class_above_runnable(rq))
 		muqss_kick_idle(rq, p);
 }
 
@@ -640,20 +615,6 @@ static bool muqss_idle_cpu(int cpu)
 	return available_idle_cpu(cpu);
 }
 
-/* Every SMT sibling of @cpu (itself included) is idle. */
-static bool muqss_idle_core(int cpu)
-{
-#ifdef CONFIG_SCHED_SMT
-	int sibling;
-
-	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
-		if (!available_idle_cpu(sibling))
-			return false;
-	}
-#endif
-	return true;
-}
-
 /*
  * cache_idle(): every other CPU sharing @cpu's last-level cache idles.
  * Without a sched domain @cpu shares it with none. Context: RCU reader.
@@ -697,11 +658,13 @@ static int muqss_best_idle(struct task_struct *p, int prev)
 		return prev;
 	for_each_cpu_and(cpu, p->cpus_ptr, &muqss_idle_mask) {
 		u8 loc = muqss_loc(prq, cpu);
+		bool core_idle;
 
 		if (loc == MUQSS_LOC_NONE || !cpu_active(cpu) || !muqss_idle_cpu(cpu))
 			continue;
 		rank = muqss_idle_rank(loc, !muqss_idle_cache(cpu));
-		if (muqss_idle_better(rank, best_rank, muqss_idle_core(cpu))) {
+		core_idle = sched_class_core_idle(cpu, sched_class_cpu_idle);
+		if (muqss_idle_better(rank, best_rank, core_idle)) {
 			best_rank = rank;
 			best = cpu;
 		}
@@ -1008,7 +971,7 @@ static bool muqss_pick_look(struct rq *rq, u64 best)
 {
 	bool moved;
 
-	if (READ_ONCE(sched_normal_class) != &muqss_sched_class)
+	if (!sched_class_is_normal(&muqss_sched_class))
 		return false;
 	moved = muqss_look(rq, best);
 	sched_ev_search(SCHED_EV_MUQSS_LOOK, cpu_of(rq), moved ? cpu_of(rq) : -1);
@@ -1021,7 +984,7 @@ static bool muqss_pick_look(struct rq *rq, u64 best)
  */
 static int balance_muqss(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
 {
-	return muqss_above_runnable(rq) || rq->muqss.nr || muqss_queue(rq)->sl.entries;
+	return sched_class_above_runnable(rq) || rq->muqss.nr || muqss_queue(rq)->sl.entries;
 }
 
 /*
@@ -1038,7 +1001,7 @@ static void muqss_look_ipi(void *info)
 
 	atomic_set(&rq->muqss.look_kicked, 0);
 	rq_lock(rq, &rf);
-	if (sched_normal_class == &muqss_sched_class &&
+	if (sched_class_is_normal(&muqss_sched_class) &&
 	    (rq_curr_locked(rq) == rq->idle || muqss_task(rq_curr_locked(rq))))
 		resched_curr(rq);
 	rq_unlock(rq, &rf);
@@ -1258,7 +1221,7 @@ out:
 static void muqss_share_update(void)
 {
 	lockdep_assert_held(&muqss_share_mutex);
-	if (READ_ONCE(sched_normal_class) == &muqss_sched_class)
+	if (sched_class_is_normal(&muqss_sched_class))
 		muqss_share_apply(muqss_share_mode);
 	else
 		muqss_share_apply(MUQSS_SHARE_NONE);
@@ -1287,7 +1250,7 @@ static int muqss_share_cpu_online(unsigned int cpu)
 static void rq_online_muqss(struct rq *rq)
 {
 	muqss_orders_stale(rq);
-	if (!rq->muqss.nr && sched_normal_class == &muqss_sched_class)
+	if (!rq->muqss.nr && sched_class_is_normal(&muqss_sched_class))
 		cpumask_set_cpu(cpu_of(rq), &muqss_idle_mask);
 }
 
@@ -1384,7 +1347,7 @@ void muqss_scheduler_tick(struct rq *rq)
 	bool running_iso;
 
 	lockdep_assert_rq_held(rq);
-	if (READ_ONCE(sched_normal_class) != &muqss_sched_class)
+	if (!sched_class_is_normal(&muqss_sched_class))
 		return;
 	if (now - mq->iso_jiffies > 1)
 		muqss_iso_other_ticks(&mq->iso_ticks, &mq->iso_refractory,
@@ -1445,42 +1408,14 @@ static int muqss_yield_type_max = 2;
 static int muqss_iso_cpu_max = 100;
 
 static struct ctl_table muqss_sysctls[] = {
-	{
-		.procname	= "sched_muqss_rr_interval_ms",
-		.data		= &sysctl_sched_muqss_rr_interval,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= &muqss_rr_min,
-		.extra2		= &muqss_rr_max,
-	},
-	{
-		.procname	= "sched_muqss_kernel_boost",
-		.data		= &sysctl_sched_muqss_kernel_boost,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= SYSCTL_ONE,
-	},
-	{
-		.procname	= "sched_muqss_interactive",
-		.data		= &sysctl_sched_muqss_interactive,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= SYSCTL_ONE,
-	},
-	{
-		.procname	= "sched_muqss_yield_type",
-		.data		= &sysctl_sched_muqss_yield_type,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &muqss_yield_type_max,
-	},
+	SCHED_CLASS_KNOB("sched_muqss_rr_interval_ms", sysctl_sched_muqss_rr_interval,
+			 &muqss_rr_min, &muqss_rr_max, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_muqss_kernel_boost", sysctl_sched_muqss_kernel_boost,
+			 SYSCTL_ZERO, SYSCTL_ONE, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_muqss_interactive", sysctl_sched_muqss_interactive,
+			 SYSCTL_ZERO, SYSCTL_ONE, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_muqss_yield_type", sysctl_sched_muqss_yield_type,
+			 SYSCTL_ZERO, &muqss_yield_type_max, sched_class_dointvec_minmax),
 #ifdef CONFIG_SMP
 	{
 		.procname	= "sched_muqss_rqshare",
@@ -1489,15 +1424,8 @@ static struct ctl_table muqss_sysctls[] = {
 		.proc_handler	= muqss_rqshare_handler,
 	},
 #endif
-	{
-		.procname	= "sched_muqss_iso_cpu",
-		.data		= &sysctl_sched_muqss_iso_cpu,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &muqss_iso_cpu_max,
-	},
+	SCHED_CLASS_KNOB("sched_muqss_iso_cpu", sysctl_sched_muqss_iso_cpu,
+			 SYSCTL_ZERO, &muqss_iso_cpu_max, sched_class_dointvec_minmax),
 	{}
 };
 
@@ -1511,7 +1439,7 @@ void muqss_normal_class_changed(void)
 #ifdef CONFIG_SMP
 	int cpu;
 
-	if (sched_normal_class != &muqss_sched_class) {
+	if (!sched_class_is_normal(&muqss_sched_class)) {
 		cpumask_clear(&muqss_idle_mask);
 	} else {
 		for_each_online_cpu(cpu) {
@@ -1524,7 +1452,7 @@ void muqss_normal_class_changed(void)
 	 * hold the mutex (or the hotplug lock) and not run until it is moved:
 	 * the queues are ungrouped from a work item, after the fallback.
 	 */
-	if (sched_normal_class != &muqss_sched_class) {
+	if (!sched_class_is_normal(&muqss_sched_class)) {
 		schedule_work(&muqss_share_work);
 		return;
 	}

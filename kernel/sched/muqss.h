@@ -124,8 +124,6 @@ struct muqss_rq {
 	unsigned int		nr_look;
 	/* The root domain changed: rebuild @order at the next pick. */
 	bool			order_stale;
-	/* Utilisation of MuQSS tasks for schedutil (PELT, like avg_rt). */
-	struct sched_avg	avg;
 	/* Makes this CPU look at the other queues; one sender at a time. */
 	call_single_data_t	look_csd;
 	atomic_t		look_kicked;

@@ -37,6 +37,7 @@
 #include <trace/events/sched_events.h>
 
 #include "sched.h"
+#include "class_common.h"
 
 #define SANITY_MAX_WATCH	16	/* pairs followed at once */
 #define SANITY_MAX_WAITERS	4	/* waiting tasks kept per report */
@@ -243,76 +244,24 @@ static bool sanity_movable(struct sanity_walk *w, struct task_struct *p)
 	return w->nr >= SANITY_MAX_WAITERS;
 }
 
-#ifdef CONFIG_SCHED_ULE
-/* ULE's realtime, timeshare and idle queues hold every queued ULE task. */
-static bool sanity_find_ule_waiters(struct sanity_walk *w, int *budget)
-{
-	struct ule_runq *queues[] = {
-		&w->rq->ule.realtime, &w->rq->ule.timeshare, &w->rq->ule.idle,
-	};
-	struct task_struct *p;
-	unsigned int q, i;
-
-	for (q = 0; q < ARRAY_SIZE(queues); q++) {
-		for_each_set_bit(i, queues[q]->bits, ULE_RQ_NQS) {
-			list_for_each_entry(p, &queues[q]->queue[i], ule.run_list) {
-				if (sanity_movable(w, p) || !--*budget)
-					return true;
-			}
-		}
-	}
-	return false;
-}
-#else
-static inline bool sanity_find_ule_waiters(struct sanity_walk *w, int *budget)
-{
-	return false;
-}
-#endif
-
-#ifdef CONFIG_SCHED_BMQ
-/* BMQ's level lists hold every queued BMQ task, the running one too. */
-static bool sanity_find_bmq_waiters(struct sanity_walk *w, int *budget)
-{
-	struct bmq_rq *bmq = &w->rq->bmq;
-	struct task_struct *p;
-	unsigned long level;
-
-	for_each_set_bit(level, &bmq->bitmap, BMQ_LEVELS) {
-		list_for_each_entry(p, &bmq->queue[level], bmq.run_list) {
-			if (sanity_movable(w, p) || !--*budget)
-				return true;
-		}
-	}
-	return false;
-}
-#else
-static inline bool sanity_find_bmq_waiters(struct sanity_walk *w, int *budget)
-{
-	return false;
-}
-#endif
-
-#ifdef CONFIG_SCHED_MUQSS
+#ifdef CONFIG_SCHED_CLASS_SWITCH
 /*
- * MuQSS's skip list holds every waiting MuQSS task (not the running one):
- * the rq's own list, or under rqshare its group's, where only the tasks
- * queued on this rq are its waiters.
+ * The classes between CFS and idle, which can run normal tasks, list every
+ * task that waits on @w->rq, longest waiting first, on rq->sched_runnable
+ * (kept for the stall watchdog).
  */
-static bool sanity_find_muqss_waiters(struct sanity_walk *w, int *budget)
+static bool sanity_find_class_waiters(struct sanity_walk *w, int *budget)
 {
-	struct muqss_sl_node *node, *head = &w->rq->muqss.share->sl.head;
 	struct task_struct *p;
 
-	for (node = head->next[0]; node != head; node = node->next[0]) {
-		p = container_of(node, struct task_struct, muqss.node);
-		if ((task_rq(p) == w->rq && sanity_movable(w, p)) || !--*budget)
+	list_for_each_entry(p, &w->rq->sched_runnable, sched_runnable_node) {
+		if (sanity_movable(w, p) || !--*budget)
 			return true;
 	}
 	return false;
 }
 #else
-static inline bool sanity_find_muqss_waiters(struct sanity_walk *w, int *budget)
+static inline bool sanity_find_class_waiters(struct sanity_walk *w, int *budget)
 {
 	return false;
 }
@@ -320,8 +269,8 @@ static inline bool sanity_find_muqss_waiters(struct sanity_walk *w, int *budget)
 
 /*
  * Find waiting tasks on @w->rq that may run on a CPU of @w->idle. Each class
- * keeps its queued tasks its own way; the fair class, ULE, BMQ and MuQSS list
- * all of them, RT and deadline list those that can move ("pushable").
+ * keeps its queued tasks its own way; the fair class and the classes below it
+ * list all of them, RT and deadline list those that can move ("pushable").
  *
  * Context: @w->rq locked, interrupts off; at most SANITY_WALK_MAX tasks.
  */
@@ -338,11 +287,7 @@ static void sanity_find_waiters(struct sanity_walk *w)
 		if (sanity_movable(w, p) || !--budget)
 			return;
 	}
-	if (sanity_find_ule_waiters(w, &budget))
-		return;
-	if (sanity_find_bmq_waiters(w, &budget))
-		return;
-	if (sanity_find_muqss_waiters(w, &budget))
+	if (sanity_find_class_waiters(w, &budget))
 		return;
 	plist_for_each_entry(p, &rq->rt.pushable_tasks, pushable_tasks) {
 		if (sanity_movable(w, p) || !--budget)
@@ -914,33 +859,12 @@ static unsigned int sanity_interval_min = 10, sanity_interval_max = 3600 * 1000;
 static unsigned int sanity_confirm_min = 1, sanity_confirm_max = 60 * 1000;
 
 static struct ctl_table sanity_sysctls[] = {
-	{
-		.procname	= "sched_sanity",
-		.data		= &sysctl_sched_sanity,
-		.maxlen		= sizeof(unsigned int),
-		.mode		= 0644,
-		.proc_handler	= sanity_enable_handler,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= SYSCTL_ONE,
-	},
-	{
-		.procname	= "sched_sanity_interval_ms",
-		.data		= &sysctl_sched_sanity_interval_ms,
-		.maxlen		= sizeof(unsigned int),
-		.mode		= 0644,
-		.proc_handler	= sanity_interval_handler,
-		.extra1		= &sanity_interval_min,
-		.extra2		= &sanity_interval_max,
-	},
-	{
-		.procname	= "sched_sanity_confirm_ms",
-		.data		= &sysctl_sched_sanity_confirm_ms,
-		.maxlen		= sizeof(unsigned int),
-		.mode		= 0644,
-		.proc_handler	= sanity_interval_handler,
-		.extra1		= &sanity_confirm_min,
-		.extra2		= &sanity_confirm_max,
-	},
+	SCHED_CLASS_KNOB("sched_sanity", sysctl_sched_sanity,
+			 SYSCTL_ZERO, SYSCTL_ONE, sanity_enable_handler),
+	SCHED_CLASS_KNOB("sched_sanity_interval_ms", sysctl_sched_sanity_interval_ms,
+			 &sanity_interval_min, &sanity_interval_max, sanity_interval_handler),
+	SCHED_CLASS_KNOB("sched_sanity_confirm_ms", sysctl_sched_sanity_confirm_ms,
+			 &sanity_confirm_min, &sanity_confirm_max, sanity_interval_handler),
 	{}
 };
 

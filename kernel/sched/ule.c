@@ -388,7 +388,7 @@ static void ule_kick_idle(struct rq *rq);
  */
 static inline void ule_update_util(struct rq *rq, int running)
 {
-	if (update_ule_rq_load_avg(rq_clock_pelt(rq), rq, running))
+	if (update_pluggable_rq_load_avg(rq_clock_pelt(rq), rq, running))
 		cpufreq_update_util(rq, 0);
 }
 #else
@@ -402,17 +402,10 @@ static void update_curr_ule(struct rq *rq)
 {
 	struct task_struct *curr = rq_curr_locked(rq);
 	struct sched_ule_entity *ue = &curr->ule;
-	u64 now, delta;
+	u64 delta = sched_class_update_curr(rq, &ule_sched_class);
 
-	if (!ule_task(curr))
+	if (!delta)
 		return;
-	now = rq_clock_task(rq);
-	delta = now - curr->se.exec_start;
-	if (unlikely((s64)delta <= 0))
-		return;
-	schedstat_set(curr->stats.exec_max, max(curr->stats.exec_max, delta));
-	trace_sched_stat_runtime(curr, delta, 0);
-	update_current_exec_runtime(curr, now, delta);
 	ue->slice_used += delta;
 	if (ule_scored(curr))
 		ue->runtime += delta;
@@ -1283,19 +1276,6 @@ static bool ule_cpu_idle(int cpu)
 	return ule_cpu_lowpri(cpu) >= ULE_PRI_MIN_IDLE;
 }
 
-static bool ule_core_idle(int cpu)
-{
-#ifdef CONFIG_SCHED_SMT
-	int sibling;
-
-	for_each_cpu(sibling, cpu_smt_mask(cpu)) {
-		if (!ule_cpu_idle(sibling))
-			return false;
-	}
-#endif
-	return true;
-}
-
 /*
  * An idle CPU of @span (in @prev's root domain) in @allowed, on an idle
  * core if @core, the first from @prev on. Candidates come from the root
@@ -1312,7 +1292,7 @@ static int ule_idle_in(const struct cpumask *allowed, const struct cpumask *span
 		    !cpu_active(cpu) || (core && !cpu_smt_in(cpu, idle)))
 			continue;
 		/* The mask is a hint; the siblings' lowpri is what they run. */
-		if (core ? ule_core_idle(cpu) : ule_cpu_idle(cpu))
+		if (core ? sched_class_core_idle(cpu, ule_cpu_idle) : ule_cpu_idle(cpu))
 			return cpu;
 	}
 	return -1;
@@ -1428,7 +1408,7 @@ static int ule_pickcpu(struct task_struct *p, int prev, int wake_flags)
 	pri = p->ule.prio;
 
 	if (cpumask_test_cpu(prev, p->cpus_ptr) && cpu_active(prev) && ule_cpu_idle(prev) &&
-	    ule_affine(p, now, 2) && ule_core_idle(prev))
+	    ule_affine(p, now, 2) && sched_class_core_idle(prev, ule_cpu_idle))
 		return prev;
 
 	rcu_read_lock();
@@ -1691,7 +1671,8 @@ again:
 	for_each_domain(this_cpu, sd) {
 		for_each_cpu_and(cpu, sched_domain_span(sd), idle) {
 			if (cpu == this_cpu || !cpu_active(cpu) ||
-			    READ_ONCE(cpu_rq(cpu)->ule.load) || (cores && !ule_core_idle(cpu)))
+			    READ_ONCE(cpu_rq(cpu)->ule.load) ||
+			    (cores && !sched_class_core_idle(cpu, ule_cpu_idle)))
 				continue;
 			if (atomic_xchg(&cpu_rq(cpu)->ule.steal_kicked, 1))
 				continue;
@@ -1718,13 +1699,12 @@ out:
  */
 static int balance_ule(struct rq *rq, struct task_struct *prev, struct rq_flags *rf)
 {
-	if (!rq->ule.load && READ_ONCE(sched_normal_class) == &ule_sched_class) {
+	if (!rq->ule.load && sched_class_is_normal(&ule_sched_class)) {
 		rq_unpin_lock(rq, rf);
 		ule_idle_steal(rq);
 		rq_repin_lock(rq, rf);
 	}
-	return sched_stop_runnable(rq) || sched_dl_runnable(rq) || sched_rt_runnable(rq) ||
-		rq->ule.load;
+	return sched_class_above_runnable(rq) || rq->ule.load;
 }
 
 /*
@@ -1974,7 +1954,7 @@ static void ule_balance_timer_fn(struct timer_list *timer)
 	unsigned long next = ule_balance_due();
 
 	/* A switch away from ULE deletes the timer; do not re-arm it. */
-	if (READ_ONCE(sched_normal_class) == &ule_sched_class)
+	if (sched_class_is_normal(&ule_sched_class))
 		mod_timer(timer, next);
 }
 
@@ -2031,7 +2011,7 @@ void ule_free_root(struct ule_root *ur)
 static void ule_rq_attach(struct rq *rq, bool online)
 {
 	lockdep_assert_rq_held(rq);
-	if (online && !rq->ule.load && READ_ONCE(sched_normal_class) == &ule_sched_class)
+	if (online && !rq->ule.load && sched_class_is_normal(&ule_sched_class))
 		cpumask_set_cpu(cpu_of(rq), rq->rd->ule.idle);
 	else
 		cpumask_clear_cpu(cpu_of(rq), rq->rd->ule.idle);
@@ -2168,88 +2148,25 @@ static int ule_balance_ms_max = 60000;
 #endif
 
 static struct ctl_table ule_sysctls[] = {
-	{
-		.procname	= "sched_ule_interact",
-		.data		= &sysctl_sched_ule_interact,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &ule_interact_max,
-	},
-	{
-		.procname	= "sched_ule_slice_us",
-		.data		= &sysctl_sched_ule_slice_us,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= ule_slice_sysctl,
-		.extra1		= &ule_slice_us_min,
-		.extra2		= &ule_slice_us_max,
-	},
-	{
-		.procname	= "sched_ule_slice_min_us",
-		.data		= &sysctl_sched_ule_slice_min_us,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ONE,
-		.extra2		= &ule_slice_us_max,
-	},
-	{
-		.procname	= "sched_ule_wakeup_gran_us",
-		.data		= &sysctl_sched_ule_wakeup_gran_us,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &ule_slice_us_max,
-	},
-	{
-		.procname	= "sched_ule_strict",
-		.data		= &sysctl_sched_ule_strict,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= SYSCTL_ONE,
-	},
-	{
-		.procname	= "sched_ule_preempt_thresh",
-		.data		= &sysctl_sched_ule_preempt_thresh,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &ule_prio_max,
-	},
+	SCHED_CLASS_KNOB("sched_ule_interact", sysctl_sched_ule_interact,
+			 SYSCTL_ZERO, &ule_interact_max, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_ule_slice_us", sysctl_sched_ule_slice_us,
+			 &ule_slice_us_min, &ule_slice_us_max, ule_slice_sysctl),
+	SCHED_CLASS_KNOB("sched_ule_slice_min_us", sysctl_sched_ule_slice_min_us,
+			 SYSCTL_ONE, &ule_slice_us_max, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_ule_wakeup_gran_us", sysctl_sched_ule_wakeup_gran_us,
+			 SYSCTL_ZERO, &ule_slice_us_max, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_ule_strict", sysctl_sched_ule_strict,
+			 SYSCTL_ZERO, SYSCTL_ONE, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_ule_preempt_thresh", sysctl_sched_ule_preempt_thresh,
+			 SYSCTL_ZERO, &ule_prio_max, sched_class_dointvec_minmax),
 #ifdef CONFIG_SMP
-	{
-		.procname	= "sched_ule_balance_interval_ms",
-		.data		= &sysctl_sched_ule_balance_interval_ms,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= ule_balance_sysctl,
-		.extra1		= &ule_balance_ms_min,
-		.extra2		= &ule_balance_ms_max,
-	},
-	{
-		.procname	= "sched_ule_steal_thresh",
-		.data		= &sysctl_sched_ule_steal_thresh,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= &ule_int_max,
-	},
-	{
-		.procname	= "sched_ule_always_steal",
-		.data		= &sysctl_sched_ule_always_steal,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= sched_class_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= SYSCTL_ONE,
-	},
+	SCHED_CLASS_KNOB("sched_ule_balance_interval_ms", sysctl_sched_ule_balance_interval_ms,
+			 &ule_balance_ms_min, &ule_balance_ms_max, ule_balance_sysctl),
+	SCHED_CLASS_KNOB("sched_ule_steal_thresh", sysctl_sched_ule_steal_thresh,
+			 SYSCTL_ZERO, &ule_int_max, sched_class_dointvec_minmax),
+	SCHED_CLASS_KNOB("sched_ule_always_steal", sysctl_sched_ule_always_steal,
+			 SYSCTL_ZERO, SYSCTL_ONE, sched_class_dointvec_minmax),
 #endif
 	{}
 };
@@ -2265,7 +2182,7 @@ void ule_normal_class_changed(void)
 	struct rq *rq;
 	int cpu;
 
-	if (sched_normal_class != &ule_sched_class)
+	if (!sched_class_is_normal(&ule_sched_class))
 		del_timer_sync(&ule_balance_timer);
 	/*
 	 * CPUs that went idle under CFS never passed through ULE's pick: mark
@@ -2279,7 +2196,7 @@ void ule_normal_class_changed(void)
 		ule_rq_attach(rq, cpumask_test_cpu(cpu, rq->rd->online));
 		rq_unlock_irqrestore(rq, &rf);
 	}
-	if (sched_normal_class == &ule_sched_class)
+	if (sched_class_is_normal(&ule_sched_class))
 		mod_timer(&ule_balance_timer, jiffies + ule_balance_delay());
 #endif
 }

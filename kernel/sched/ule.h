@@ -190,8 +190,6 @@ struct ule_rq {
 	u32			saved_key;
 	u8			saved_ridx;
 #ifdef CONFIG_SMP
-	/* Utilisation of ULE tasks for schedutil (PELT, like avg_rt). */
-	struct sched_avg	avg;
 	/* Wakes this CPU, when idle, to steal a task; one sender at a time. */
 	call_single_data_t	steal_csd;
 	/* CPUs its idle steal may still take from; its own CPU, IRQs off. */

@@ -61,6 +61,6 @@ taskset -c 1 sh -c 'while :; do :; done' &
 burst=$!
 sleep 0.5
 check "$(sed -n 's/^class *: *//p' /proc/$burst/sched)" "$class" "the hog runs on $class"
-decays "a $class hog" "$class.avg.util_avg" $burst
+decays "a $class hog" avg_pluggable.util_avg $burst
 check "$(cat /proc/sys/kernel/sched_class)" "$class" "still on $class"
 tap_done
