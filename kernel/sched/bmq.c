@@ -582,8 +582,9 @@ static void bmq_pull_ipi(void *info);
 static int bmq_active_balance_stop(void *data);
 #endif
 
-void init_bmq_rq(struct bmq_rq *bmq)
+static void bmq_init_rq(struct rq *rq)
 {
+	struct bmq_rq *bmq = &rq->bmq;
 	int i;
 
 	for (i = 0; i < BMQ_LEVELS; i++)
@@ -591,12 +592,12 @@ void init_bmq_rq(struct bmq_rq *bmq)
 	bmq->bitmap = 0;
 	bmq->prio = BMQ_LEVELS;
 #ifdef CONFIG_SMP
-	INIT_CSD(&bmq->pull_csd, bmq_pull_ipi, container_of(bmq, struct rq, bmq));
+	INIT_CSD(&bmq->pull_csd, bmq_pull_ipi, rq);
 #endif
 }
 
 /* A new task (from __sched_fork()): a full slice at the worst boost. */
-void bmq_init_task(struct task_struct *p)
+static void bmq_init_task(struct task_struct *p)
 {
 	INIT_LIST_HEAD(&p->bmq.run_list);
 	p->bmq.slice = bmq_slice_ns;
@@ -1117,6 +1118,25 @@ static bool task_behind_better_bmq(struct rq *rq, struct task_struct *p)
 	return (p->bmq.flags & BMQ_F_LISTED) && bmq_waits_behind(p->bmq.level, rq->bmq.prio);
 }
 
+static void bmq_proc_show_task(struct task_struct *p, struct seq_file *m);
+static void bmq_normal_class_changed(void);
+
+static unsigned int bmq_nr_tasks(struct rq *rq)
+{
+	lockdep_assert_rq_held(rq);
+	return rq->bmq.nr;
+}
+
+static const struct sched_pluggable_ops bmq_pluggable = {
+	.name		= "bmq",
+	.init_rq	= bmq_init_rq,
+	.init_task	= bmq_init_task,
+	.normal_changed	= bmq_normal_class_changed,
+	.show_task	= bmq_proc_show_task,
+	.nr_tasks	= bmq_nr_tasks,
+	.hrtick_lingers	= true,
+};
+
 DEFINE_SCHED_CLASS(bmq) = {
 	.enqueue_task		= enqueue_task_bmq,
 	.dequeue_task		= dequeue_task_bmq,
@@ -1140,10 +1160,11 @@ DEFINE_SCHED_CLASS(bmq) = {
 	.get_rr_interval	= get_rr_interval_bmq,
 	.update_curr		= update_curr_bmq,
 	.task_behind_better	= task_behind_better_bmq,
+	.pluggable		= &bmq_pluggable,
 };
 
 /* BMQ lines of /proc/<pid>/sched. */
-void bmq_proc_show_task(struct task_struct *p, struct seq_file *m)
+static void bmq_proc_show_task(struct task_struct *p, struct seq_file *m)
 {
 	struct sched_bmq_entity *be = &p->bmq;
 
@@ -1172,7 +1193,7 @@ static struct ctl_table bmq_sysctls[] = {
  * caller): CPUs that idled under another class never passed BMQ's pick,
  * so mark those with nothing queued for placement and the tick's kick.
  */
-void bmq_normal_class_changed(void)
+static void bmq_normal_class_changed(void)
 {
 #ifdef CONFIG_SMP
 	int cpu;

@@ -13,51 +13,46 @@
 #include <linux/kthread.h>
 #include <linux/sysrq.h>
 
-struct sched_class_choice {
-	const char *name;
-	const struct sched_class *class;
-};
+/* Set by "sched=", which is parsed before sched_init(). */
+static const struct sched_class *sched_normal_override __ro_after_init;
 
-/* Classes that can run normal tasks: adding a class adds one line. */
-static const struct sched_class_choice sched_normal_choices[] = {
-	{ "cfs", &fair_sched_class },
-#ifdef CONFIG_SCHED_ULE
-	{ "ule", &ule_sched_class },
-#endif
-#ifdef CONFIG_SCHED_BMQ
-	{ "bmq", &bmq_sched_class },
-#endif
-#ifdef CONFIG_SCHED_MUQSS
-	{ "muqss", &muqss_sched_class },
-#endif
-};
-
-/* Index set by "sched=", which is parsed before sched_init(). */
-static int sched_normal_override __initdata = -1;
-
-static const struct sched_class_choice *sched_class_lookup(const char *name)
+/*
+ * The class "sched=" and kernel.sched_class name @name: "cfs", or a class
+ * that can run normal tasks instead (its sched_pluggable_ops name).
+ */
+static const struct sched_class *sched_class_lookup(const char *name)
 {
-	int i;
+#ifdef CONFIG_SCHED_CLASS_SWITCH
+	const struct sched_class *class;
+#endif
 
 	if (!name)
 		return NULL;
-	for (i = 0; i < ARRAY_SIZE(sched_normal_choices); i++) {
-		if (sysfs_streq(name, sched_normal_choices[i].name))
-			return &sched_normal_choices[i];
+	if (sysfs_streq(name, "cfs"))
+		return &fair_sched_class;
+#ifdef CONFIG_SCHED_CLASS_SWITCH
+	for_each_pluggable_class(class) {
+		if (sysfs_streq(name, class->pluggable->name))
+			return class;
 	}
+#endif
 	return NULL;
 }
 
-/* "cfs ule bmq": the names "sched=" accepts, for messages. */
+/* The names "sched=" accepts, "cfs" first, for messages. */
 static void sched_class_known_names(char *buf, size_t size)
 {
-	size_t len = 0;
-	int i;
+#ifdef CONFIG_SCHED_CLASS_SWITCH
+	const struct sched_class *class;
+	ssize_t len = strscpy(buf, "cfs", size);
 
-	buf[0] = '\0';
-	for (i = 0; i < ARRAY_SIZE(sched_normal_choices) && len < size; i++)
-		len += scnprintf(buf + len, size - len, "%s%s", i ? " " : "",
-				 sched_normal_choices[i].name);
+	if (len < 0)
+		return;
+	for_each_pluggable_class(class)
+		len += scnprintf(buf + len, size - len, " %s", class->pluggable->name);
+#else
+	strscpy(buf, "cfs", size);
+#endif
 }
 
 /**
@@ -69,12 +64,14 @@ static void sched_class_known_names(char *buf, size_t size)
  */
 const char *sched_class_name(const struct sched_class *class)
 {
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(sched_normal_choices); i++) {
-		if (sched_normal_choices[i].class == class)
-			return sched_normal_choices[i].name;
-	}
+	if (!class)
+		return "unknown";
+	if (class == &fair_sched_class)
+		return "cfs";
+#ifdef CONFIG_SCHED_CLASS_SWITCH
+	if (class->pluggable)
+		return class->pluggable->name;
+#endif
 #ifdef CONFIG_SMP
 	if (class == &stop_sched_class)
 		return "stop";
@@ -90,19 +87,18 @@ const char *sched_class_name(const struct sched_class *class)
 
 static int __init sched_class_setup(char *str)
 {
-	const struct sched_class_choice *choice = sched_class_lookup(str);
+	const struct sched_class *choice = sched_class_lookup(str);
 	char known[64];
 
 	if (!choice) {
 		sched_class_known_names(known, sizeof(known));
 		/* An earlier valid sched= on the same command line still holds. */
 		pr_warn("sched: unknown scheduler \"%s\" in sched= (known: %s), keeping %s\n",
-			str ?: "", known, sched_normal_override >= 0 ?
-			sched_normal_choices[sched_normal_override].name :
-			CONFIG_SCHED_DEFAULT_NAME);
+			str ?: "", known, sched_normal_override ?
+			sched_class_name(sched_normal_override) : CONFIG_SCHED_DEFAULT_NAME);
 		return 0;
 	}
-	sched_normal_override = choice - sched_normal_choices;
+	sched_normal_override = choice;
 	return 0;
 }
 early_param("sched", sched_class_setup);
@@ -110,7 +106,8 @@ early_param("sched", sched_class_setup);
 /* Longest name kernel.sched_class takes, with its NUL. */
 #define SCHED_CLASS_NAME_LEN	16
 
-static const struct sched_class_choice *sched_normal_choice __read_mostly;
+/* The class of normal tasks as kernel.sched_class reports it: set after a switch's walk. */
+static const struct sched_class *sched_normal_choice __read_mostly;
 
 #ifdef CONFIG_SCHED_CLASS_SWITCH
 /*
@@ -140,18 +137,15 @@ static bool sched_class_switching;
 /* A write to kernel.sched_class is waiting for its switch. */
 static atomic_t sched_class_write_pending = ATOMIC_INIT(0);
 
-/* Tell the classes involved that normal tasks moved. */
+/* Tell the classes that can run normal tasks that normal tasks moved. */
 static void sched_class_switched(void)
 {
-#ifdef CONFIG_SCHED_ULE
-	ule_normal_class_changed();
-#endif
-#ifdef CONFIG_SCHED_BMQ
-	bmq_normal_class_changed();
-#endif
-#ifdef CONFIG_SCHED_MUQSS
-	muqss_normal_class_changed();
-#endif
+	const struct sched_class *class;
+
+	for_each_pluggable_class(class) {
+		if (class->pluggable->normal_changed)
+			class->pluggable->normal_changed();
+	}
 }
 
 /* Tasks of @class queued or running on @rq. */
@@ -160,23 +154,11 @@ static unsigned int sched_class_nr_tasks(struct rq *rq, const struct sched_class
 	lockdep_assert_rq_held(rq);
 	if (class == &fair_sched_class)
 		return rq->cfs.h_nr_running;
-#ifdef CONFIG_SCHED_ULE
-	if (class == &ule_sched_class)
-		return rq->ule.load;
-#endif
-#ifdef CONFIG_SCHED_BMQ
-	if (class == &bmq_sched_class)
-		return rq->bmq.nr;
-#endif
-#ifdef CONFIG_SCHED_MUQSS
-	if (class == &muqss_sched_class)
-		return rq->muqss.nr;
-#endif
-	return 0;
+	return class->pluggable ? class->pluggable->nr_tasks(rq) : 0;
 }
 
 /* After a switch no CPU may still hold a task of the class it left. */
-static void sched_class_check_left(const struct sched_class_choice *left)
+static void sched_class_check_left(const struct sched_class *left)
 {
 	unsigned int nr;
 	struct rq_flags rf;
@@ -186,10 +168,10 @@ static void sched_class_check_left(const struct sched_class_choice *left)
 	for_each_online_cpu(cpu) {
 		rq = cpu_rq(cpu);
 		rq_lock_irqsave(rq, &rf);
-		nr = sched_class_nr_tasks(rq, left->class);
+		nr = sched_class_nr_tasks(rq, left);
 		rq_unlock_irqrestore(rq, &rf);
 		WARN(nr, "sched: %s still holds %u tasks on CPU %d after the switch\n",
-		     left->name, nr, cpu);
+		     sched_class_name(left), nr, cpu);
 	}
 }
 
@@ -233,10 +215,10 @@ static inline unsigned int sched_class_limited_groups(void)
 static void sched_watchdog_arm(void);
 
 /* On the worker: move every normal task to @choice and log why. */
-static void sched_class_switch_to(const struct sched_class_choice *choice,
+static void sched_class_switch_to(const struct sched_class *choice,
 				  const char *reason)
 {
-	const struct sched_class_choice *prev;
+	const struct sched_class *prev;
 	unsigned int moved;
 	u64 start, ms;
 
@@ -246,7 +228,7 @@ static void sched_class_switch_to(const struct sched_class_choice *choice,
 		goto unlock;
 	WRITE_ONCE(sched_class_switching, true);
 	start = ktime_get_ns();
-	moved = sched_switch_normal_class(choice->class);
+	moved = sched_switch_normal_class(choice);
 	WRITE_ONCE(sched_normal_choice, choice);
 	sched_class_switched();
 	/* How long the leaving class still ran tasks not yet moved. */
@@ -254,13 +236,13 @@ static void sched_class_switch_to(const struct sched_class_choice *choice,
 	sched_class_check_left(prev);
 	WRITE_ONCE(sched_class_switching, false);
 	pr_info("sched: normal tasks moved from %s to %s (%u tasks, %s) in %llu ms\n",
-		prev->name, choice->name, moved, reason, ms);
-	if (prev->class == &fair_sched_class) {
+		sched_class_name(prev), sched_class_name(choice), moved, reason, ms);
+	if (prev == &fair_sched_class) {
 		unsigned int limited = sched_class_limited_groups();
 
 		if (limited)
 			pr_warn("sched: %s does not enforce cpu.weight, cpu.max or cpu.idle; cgroups with them set: %u\n",
-				choice->name, limited);
+				sched_class_name(choice), limited);
 	}
 	raw_spin_lock(&sched_watchdog_lock);
 	sched_watchdog_arm();
@@ -271,7 +253,7 @@ unlock:
 
 struct sched_class_switch_work {
 	struct kthread_work			work;
-	const struct sched_class_choice		*choice;
+	const struct sched_class		*choice;
 };
 
 static void sched_class_switch_workfn(struct kthread_work *work)
@@ -304,7 +286,7 @@ static int sched_fallback_threadfn(void *unused)
 			continue;
 		}
 		__set_current_state(TASK_RUNNING);
-		sched_class_switch_to(&sched_normal_choices[0], reason);
+		sched_class_switch_to(&fair_sched_class, reason);
 		WRITE_ONCE(sched_fallback_reason, NULL);
 	}
 	return 0;
@@ -377,7 +359,7 @@ static void sched_watchdog_arm(void)
 	WRITE_ONCE(sched_watchdog_armed, false);
 	/* The handler never takes this lock: waiting for it cannot deadlock. */
 	hrtimer_cancel(&sched_watchdog_timer);
-	if (!ms || READ_ONCE(sched_normal_choice)->class == &fair_sched_class ||
+	if (!ms || READ_ONCE(sched_normal_choice) == &fair_sched_class ||
 	    !sched_watchdog_threads())
 		return;
 	WRITE_ONCE(sched_watchdog_last_check, jiffies);
@@ -684,7 +666,7 @@ static const struct sysrq_key_op sched_sysrq_fallback_op = {
  * One write at a time, and none while a fallback is pending: a class the
  * watchdog or sysrq-S is leaving must not be chosen again before it left.
  */
-static int sched_class_switch(const struct sched_class_choice *choice)
+static int sched_class_switch(const struct sched_class *choice)
 {
 	struct kthread_worker *worker = READ_ONCE(sched_class_worker);
 	struct sched_class_switch_work sw = { .choice = choice };
@@ -743,7 +725,7 @@ static int __init sched_class_switch_init(void)
 	return 0;
 }
 #else
-static int sched_class_switch(const struct sched_class_choice *choice)
+static int sched_class_switch(const struct sched_class *choice)
 {
 	return -EINVAL;
 }
@@ -766,7 +748,7 @@ static inline int sched_class_switch_init(void)
 static int sched_class_sysctl_handler(struct ctl_table *table, int write,
 				      void *buffer, size_t *lenp, loff_t *ppos)
 {
-	const struct sched_class_choice *choice, *cur = READ_ONCE(sched_normal_choice);
+	const struct sched_class *choice, *cur = READ_ONCE(sched_normal_choice);
 	char name[SCHED_CLASS_NAME_LEN] = "";
 	struct ctl_table tmp = {
 		.data	= name,
@@ -775,7 +757,7 @@ static int sched_class_sysctl_handler(struct ctl_table *table, int write,
 	int ret;
 
 	if (!write) {
-		strscpy(name, cur->name, sizeof(name));
+		strscpy(name, sched_class_name(cur), sizeof(name));
 		return proc_dostring(&tmp, 0, buffer, lenp, ppos);
 	}
 	ret = proc_dostring(&tmp, 1, buffer, lenp, ppos);
@@ -784,7 +766,7 @@ static int sched_class_sysctl_handler(struct ctl_table *table, int write,
 	choice = sched_class_lookup(name);
 	if (!choice) {
 		pr_warn_ratelimited("sched: unknown scheduler \"%s\" written to kernel.sched_class, keeping %s\n",
-				    name, cur->name);
+				    name, sched_class_name(cur));
 		return -EINVAL;
 	}
 	if (sched_class_busy()) {
@@ -823,24 +805,21 @@ static struct ctl_table sched_class_sysctls[] = {
  */
 const struct sched_class * __init sched_class_select_normal(void)
 {
-	const struct sched_class_choice *choice;
+	const struct sched_class *choice;
 
-	if (sched_normal_override >= 0)
-		choice = &sched_normal_choices[sched_normal_override];
-	else
-		choice = sched_class_lookup(CONFIG_SCHED_DEFAULT_NAME);
+	choice = sched_normal_override ?: sched_class_lookup(CONFIG_SCHED_DEFAULT_NAME);
 	if (WARN_ON_ONCE(!choice))
-		choice = &sched_normal_choices[0];
+		choice = &fair_sched_class;
 	sched_normal_choice = choice;
-	return choice->class;
+	return choice;
 }
 
 static int __init sched_class_select_init(void)
 {
-	const struct sched_class_choice *choice = sched_normal_choice;
+	const struct sched_class *choice = sched_normal_choice;
 
-	pr_info("sched: normal tasks run on %s (%s)\n", choice->name,
-		sched_normal_override >= 0 ? "sched=" : "default");
+	pr_info("sched: normal tasks run on %s (%s)\n", sched_class_name(choice),
+		sched_normal_override ? "sched=" : "default");
 	register_sysctl_init("kernel", sched_class_sysctls);
 	return sched_class_switch_init();
 }

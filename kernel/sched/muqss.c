@@ -569,20 +569,22 @@ static unsigned int get_rr_interval_muqss(struct rq *rq, struct task_struct *tas
 static void muqss_look_ipi(void *info);
 #endif
 
-void init_muqss_rq(struct muqss_rq *mq)
+static void muqss_init_rq(struct rq *rq)
 {
+	struct muqss_rq *mq = &rq->muqss;
+
 	mq->share = mq;
-	mq->lockp = &container_of(mq, struct rq, muqss)->__lock;
+	mq->lockp = &rq->__lock;
 	muqss_sl_init(&mq->sl);
 	mq->best_key = U64_MAX;
 	mq->curr_key = U64_MAX;
 #ifdef CONFIG_SMP
-	INIT_CSD(&mq->look_csd, muqss_look_ipi, container_of(mq, struct rq, muqss));
+	INIT_CSD(&mq->look_csd, muqss_look_ipi, rq);
 #endif
 }
 
 /* A new task (from __sched_fork()); task_fork() gives it a slice. */
-void muqss_init_task(struct task_struct *p)
+static void muqss_init_task(struct task_struct *p)
 {
 	memset(&p->muqss, 0, sizeof(p->muqss));
 }
@@ -1302,6 +1304,30 @@ static bool task_behind_better_muqss(struct rq *rq, struct task_struct *p)
 	return (p->muqss.flags & MUQSS_F_LISTED) && muqss_waits_behind(p->muqss.node.key, best);
 }
 
+static void __init muqss_init(void);
+static void muqss_proc_show_task(struct task_struct *p, struct seq_file *m);
+static void muqss_normal_class_changed(void);
+static void muqss_scheduler_tick(struct rq *rq);
+
+static unsigned int muqss_nr_tasks(struct rq *rq)
+{
+	lockdep_assert_rq_held(rq);
+	return rq->muqss.nr;
+}
+
+/* @init runs once, at boot: __refconst lets it be __init. */
+static const struct sched_pluggable_ops muqss_pluggable __refconst = {
+	.name		= "muqss",
+	.init		= muqss_init,
+	.init_rq	= muqss_init_rq,
+	.init_task	= muqss_init_task,
+	.normal_changed	= muqss_normal_class_changed,
+	.show_task	= muqss_proc_show_task,
+	.nr_tasks	= muqss_nr_tasks,
+	.normal_tick	= muqss_scheduler_tick,
+	.hrtick_lingers	= true,
+};
+
 DEFINE_SCHED_CLASS(muqss) = {
 	.enqueue_task		= enqueue_task_muqss,
 	.dequeue_task		= dequeue_task_muqss,
@@ -1326,6 +1352,7 @@ DEFINE_SCHED_CLASS(muqss) = {
 	.get_rr_interval	= get_rr_interval_muqss,
 	.update_curr		= update_curr_muqss,
 	.task_behind_better	= task_behind_better_muqss,
+	.pluggable		= &muqss_pluggable,
 };
 
 /*
@@ -1338,7 +1365,7 @@ DEFINE_SCHED_CLASS(muqss) = {
  *
  * Context: scheduler_tick(), @rq locked.
  */
-void muqss_scheduler_tick(struct rq *rq)
+static void muqss_scheduler_tick(struct rq *rq)
 {
 	struct task_struct *curr = rq_curr_locked(rq);
 	unsigned int iso_cpu = READ_ONCE(sysctl_sched_muqss_iso_cpu);
@@ -1379,7 +1406,7 @@ static int muqss_queue_cpu(int cpu)
 #endif
 
 /* MuQSS lines of /proc/<pid>/sched. */
-void muqss_proc_show_task(struct task_struct *p, struct seq_file *m)
+static void muqss_proc_show_task(struct task_struct *p, struct seq_file *m)
 {
 	struct sched_muqss_entity *me = &p->muqss;
 	s64 ahead = me->deadline - sched_clock_cpu(task_cpu(p));
@@ -1434,7 +1461,7 @@ static struct ctl_table muqss_sysctls[] = {
  * caller): CPUs that idled under another class never passed MuQSS's pick,
  * so mark those with nothing queued for placement and the kicks.
  */
-void muqss_normal_class_changed(void)
+static void muqss_normal_class_changed(void)
 {
 #ifdef CONFIG_SMP
 	int cpu;
@@ -1463,7 +1490,7 @@ void muqss_normal_class_changed(void)
 }
 
 /* prio_ratios[] and the per-CPU locality arrays; sched_init() calls it. */
-void __init muqss_init(void)
+static void __init muqss_init(void)
 {
 #ifdef CONFIG_SMP
 	int cpu;

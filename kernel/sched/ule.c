@@ -974,7 +974,7 @@ static void prio_changed_ule(struct rq *rq, struct task_struct *p, int oldprio)
  * rt_mutex_setprio() left p->prio alone (two normal tasks), but @p's top
  * waiter changed and with it the priority ULE lends: requeue @p at it.
  */
-void ule_pi_changed(struct rq *rq, struct task_struct *p)
+static void ule_pi_changed(struct rq *rq, struct task_struct *p)
 {
 	unsigned int prio = ule_compute_prio(p);
 	enum ule_add how;
@@ -1033,21 +1033,23 @@ static unsigned int get_rr_interval_ule(struct rq *rq, struct task_struct *task)
 static void ule_steal_ipi(void *info);
 #endif
 
-void init_ule_rq(struct ule_rq *ule)
+static void ule_init_rq(struct rq *rq)
 {
+	struct ule_rq *ule = &rq->ule;
+
 	ule_runq_init(&ule->realtime);
 	ule_runq_init(&ule->timeshare);
 	ule_runq_init(&ule->idle);
 	ule->lowpri = ULE_PRI_MAX_IDLE;
 	ule->preempt_pri = ULE_PRI_MAX_IDLE;
 #ifdef CONFIG_SMP
-	INIT_CSD(&ule->steal_csd, ule_steal_ipi, container_of(ule, struct rq, ule));
+	INIT_CSD(&ule->steal_csd, ule_steal_ipi, rq);
 	WARN_ON_ONCE(!zalloc_cpumask_var(&ule->steal_mask, GFP_KERNEL));
 #endif
 }
 
 /* A new task (from __sched_fork()): no queue, no stale flags. */
-void ule_init_task(struct task_struct *p)
+static void ule_init_task(struct task_struct *p)
 {
 	INIT_LIST_HEAD(&p->ule.run_list);
 	p->ule.runq = ULE_RUNQ_NONE;
@@ -2041,6 +2043,25 @@ static bool task_behind_better_ule(struct rq *rq, struct task_struct *p)
 	return ule_on_runq(p) && ule_waits_behind(p->ule.prio, best);
 }
 
+static void ule_proc_show_task(struct task_struct *p, struct seq_file *m);
+static void ule_normal_class_changed(void);
+
+static unsigned int ule_nr_tasks(struct rq *rq)
+{
+	lockdep_assert_rq_held(rq);
+	return rq->ule.load;
+}
+
+static const struct sched_pluggable_ops ule_pluggable = {
+	.name		= "ule",
+	.init_rq	= ule_init_rq,
+	.init_task	= ule_init_task,
+	.normal_changed	= ule_normal_class_changed,
+	.show_task	= ule_proc_show_task,
+	.nr_tasks	= ule_nr_tasks,
+	.pi_changed	= ule_pi_changed,
+};
+
 DEFINE_SCHED_CLASS(ule) = {
 	.enqueue_task		= enqueue_task_ule,
 	.dequeue_task		= dequeue_task_ule,
@@ -2066,6 +2087,7 @@ DEFINE_SCHED_CLASS(ule) = {
 	.get_rr_interval	= get_rr_interval_ule,
 	.update_curr		= update_curr_ule,
 	.task_behind_better	= task_behind_better_ule,
+	.pluggable		= &ule_pluggable,
 #ifdef CONFIG_UCLAMP_TASK
 	/* ULE's utilisation feeds schedutil, so task clamps apply as under CFS. */
 	.uclamp_enabled		= 1,
@@ -2086,7 +2108,7 @@ static const char *ule_queue_name(unsigned int prio)
 }
 
 /* ULE lines of /proc/<pid>/sched. */
-void ule_proc_show_task(struct task_struct *p, struct seq_file *m)
+static void ule_proc_show_task(struct task_struct *p, struct seq_file *m)
 {
 	struct sched_ule_entity *ue = &p->ule;
 	u64 window = ule_since(ue->pct_last, ue->pct_first);
@@ -2175,7 +2197,7 @@ static struct ctl_table ule_sysctls[] = {
  * The periodic balancer runs while ULE is the normal class: from boot, or
  * from a switch through kernel.sched_class (serialised by its caller).
  */
-void ule_normal_class_changed(void)
+static void ule_normal_class_changed(void)
 {
 #ifdef CONFIG_SMP
 	struct rq_flags rf;
