@@ -145,8 +145,6 @@ if [ -n "$line" ]; then
 				t = substr($0, RSTART + 1) + 0
 				if (t > a + 0 && t < b + 0) c++
 			} END { print c + 1 }' $T/trace)
-		echo 0 >$T/events/kprobes/sanity_scan_hit/enable
-		echo '-:sanity_scan_hit' >>$T/kprobe_events
 		how="counted by a kprobe up to its start at $first"
 	else
 		# Read with the report, within 0.1 s of it: later scans count too.
@@ -199,6 +197,10 @@ while time.monotonic() < end:
 else
 	for i in 1 2 3 4 5 6 7 8; do not_ok "violation with CPU 1 busy reported"; done
 	cat $R | sed 's/^/# /'
+fi
+if [ $scan_probe = yes ]; then
+	echo 0 >$T/events/kprobes/sanity_scan_hit/enable
+	echo '-:sanity_scan_hit' >>$T/kprobe_events
 fi
 
 # 1b. While that report goes on, many short violations on CPU 3 (two
