@@ -9,8 +9,8 @@ import pytest
 from schedlab import classhooks, paths
 
 # Ceilings: lower them as the layer takes hooks out of core code.
-MOST_LINES = {"ule": 31, "bmq": 26, "muqss": 67}
-MOST_CODE_LINES = {"ule": 2, "bmq": 0, "muqss": 7}
+MOST_LINES = {"ule": 12, "bmq": 21, "muqss": 64}
+MOST_CODE_LINES = {"ule": 0, "bmq": 0, "muqss": 7}
 
 
 def test_counter_follows_names_and_config_gates(tmp_path):

@@ -125,8 +125,6 @@ static inline bool bmq_first_of_level(struct rq *rq, struct task_struct *p)
 #ifdef CONFIG_SMP
 /* CPUs with a BMQ task waiting (bmq_has_waiter()): idle CPUs pull there. */
 static struct cpumask bmq_pending_mask;
-/* CPUs whose last pick found nothing; confirmed with available_idle_cpu(). */
-static struct cpumask bmq_idle_hint;
 
 static void bmq_kick_idle(struct rq *rq, int budget);
 static void bmq_kick_smt(struct rq *rq);
@@ -142,16 +140,6 @@ static inline void bmq_set_pending(struct rq *rq)
 	}
 }
 
-static inline void bmq_mark_idle(struct rq *rq, bool idle)
-{
-	if (cpumask_test_cpu(cpu_of(rq), &bmq_idle_hint) == idle)
-		return;
-	if (idle)
-		cpumask_set_cpu(cpu_of(rq), &bmq_idle_hint);
-	else
-		cpumask_clear_cpu(cpu_of(rq), &bmq_idle_hint);
-}
-
 /* BMQ's utilisation is part of cpu_util_cfs(); tell schedutil it moved. */
 static inline void bmq_update_util(struct rq *rq, int running)
 {
@@ -160,7 +148,6 @@ static inline void bmq_update_util(struct rq *rq, int running)
 }
 #else
 static inline void bmq_set_pending(struct rq *rq) { }
-static inline void bmq_mark_idle(struct rq *rq, bool idle) { }
 static inline void bmq_update_util(struct rq *rq, int running) { }
 static inline void bmq_kick_idle(struct rq *rq, int budget) { }
 static inline void bmq_kick_smt(struct rq *rq) { }
@@ -354,7 +341,7 @@ static void set_next_task_bmq(struct rq *rq, struct task_struct *p, bool first)
 			p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
 		p->bmq.run_start = bmq_run_window(p->bmq.run_start, repick, rq_clock(rq));
 	}
-	bmq_mark_idle(rq, false);
+	sched_class_mark_idle(rq, false);
 	bmq_set_pending(rq);	/* a higher class may have left */
 	bmq_hrtick_start(rq, p);
 	if (rq_curr_locked(rq)->sched_class != &bmq_sched_class)
@@ -380,7 +367,7 @@ static struct task_struct *pick_next_task_bmq(struct rq *rq)
 		set_next_task_bmq(rq, skip, true);
 		return skip;
 	}
-	bmq_mark_idle(rq, true);
+	sched_class_mark_idle(rq, true);
 	sched_class_hrtick_cancel(rq);
 	return NULL;
 }
@@ -680,24 +667,25 @@ static int bmq_closest_idle(int prev, struct cpumask *mask, bool core)
  * CPU whose BMQ work is no better than the task (@prev first, then within
  * the last-level cache of @prev, to bound the cost), else @prev or the
  * closest allowed CPU. Idle
- * candidates come from bmq_idle_hint by bit operations, as Project C's
+ * candidates come from the idle mask by bit operations, as Project C's
  * idle masks do; only the chosen ones are read.
  */
 static int bmq_select_cpu(struct task_struct *p, int prev)
 {
 	struct cpumask *idle = this_cpu_ptr(&bmq_idle_cpus);
 	struct cpumask *cand = this_cpu_ptr(&bmq_cand_cpus);
+	const struct cpumask *hint = sched_class_idle_mask(prev);
 	unsigned int level = bmq_task_level(p);
 	struct sched_domain *sd;
 	int cpu;
 
 	if (!cpumask_and(cand, p->cpus_ptr, cpu_active_mask))
 		return prev;
-	if (cpumask_and(idle, cand, &bmq_idle_hint)) {
+	if (cpumask_and(idle, cand, hint)) {
 		if (sched_smt_active()) {
 			cpumask_clear(cand);
 			for_each_cpu(cpu, idle) {
-				if (cpu_smt_in(cpu, &bmq_idle_hint))
+				if (cpu_smt_in(cpu, hint))
 					__cpumask_set_cpu(cpu, cand);
 			}
 			cpu = bmq_closest_idle(prev, cand, true);
@@ -976,12 +964,16 @@ static void bmq_pull_ipi(void *info)
 		bmq_smt_balance(rq);
 }
 
-static void bmq_kick_cpu(int cpu)
+/*
+ * True whether or not an IPI went out: a CPU with one in flight pulls
+ * too, so bmq_kick_idle()'s budget counts CPUs told.
+ */
+static bool bmq_kick_cpu(int cpu)
 {
 	struct rq *rq = cpu_rq(cpu);
 
-	if (!atomic_xchg(&rq->bmq.pull_kicked, 1))
-		smp_call_function_single_async(cpu, &rq->bmq.pull_csd);
+	sched_class_kick(cpu, &rq->bmq.pull_csd, &rq->bmq.pull_kicked);
+	return true;
 }
 
 /*
@@ -1009,6 +1001,12 @@ static void bmq_wanted_cpus(struct rq *rq, struct cpumask *wanted)
 	}
 }
 
+/* An idle CPU that a task bmq_kick_idle() counted may run on. */
+static bool bmq_pull_wanted(int cpu, void *wanted)
+{
+	return cpumask_test_cpu(cpu, wanted) && available_idle_cpu(cpu);
+}
+
 /*
  * Wake up to @budget idle CPUs, nearest first, to pull from @rq; the
  * callers count only movable waiting tasks, and only CPUs one of them
@@ -1019,26 +1017,15 @@ static void bmq_wanted_cpus(struct rq *rq, struct cpumask *wanted)
 static void bmq_kick_idle(struct rq *rq, int budget)
 {
 	struct cpumask *wanted = this_cpu_ptr(&bmq_kick_mask);
-	int this_cpu = cpu_of(rq), cpu;
-	struct sched_domain *sd;
+	const struct cpumask *hint = sched_class_idle_mask(cpu_of(rq));
 
-	if (budget <= 0 || cpumask_empty(&bmq_idle_hint))
+	if (budget <= 0 || cpumask_empty(hint))
 		return;
 	bmq_wanted_cpus(rq, wanted);
-	if (!cpumask_intersects(wanted, &bmq_idle_hint))
+	if (!cpumask_intersects(wanted, hint))
 		return;
 	rcu_read_lock();
-	for_each_domain(this_cpu, sd) {
-		for_each_cpu_and(cpu, sched_domain_span(sd), &bmq_idle_hint) {
-			if (cpu == this_cpu || !cpumask_test_cpu(cpu, wanted) ||
-			    !cpu_active(cpu) || !available_idle_cpu(cpu))
-				continue;
-			bmq_kick_cpu(cpu);
-			if (--budget <= 0)
-				goto out;
-		}
-	}
-out:
+	sched_class_kick_near(cpu_of(rq), hint, budget, bmq_pull_wanted, bmq_kick_cpu, wanted);
 	rcu_read_unlock();
 }
 
@@ -1049,11 +1036,12 @@ out:
  */
 static void bmq_kick_smt(struct rq *rq)
 {
+	const struct cpumask *hint = sched_class_idle_mask(cpu_of(rq));
 	int this_cpu = cpu_of(rq), sibling, cpu;
 	struct task_struct *curr = rq_curr_locked(rq);
 	struct sched_domain *sd;
 
-	if (!sched_smt_active() || rq->bmq.nr != 1 || cpumask_empty(&bmq_idle_hint) ||
+	if (!sched_smt_active() || rq->bmq.nr != 1 || cpumask_empty(hint) ||
 	    !bmq_task(curr) || curr->nr_cpus_allowed == 1 || is_migration_disabled(curr))
 		return;
 	for_each_cpu(sibling, cpu_smt_mask(this_cpu)) {
@@ -1064,7 +1052,7 @@ static void bmq_kick_smt(struct rq *rq)
 		return;
 	rcu_read_lock();
 	for_each_domain(this_cpu, sd) {
-		for_each_cpu_and(cpu, sched_domain_span(sd), &bmq_idle_hint) {
+		for_each_cpu_and(cpu, sched_domain_span(sd), hint) {
 			if (!bmq_new_in_domain(sd, cpu) || !cpumask_test_cpu(cpu, curr->cpus_ptr) ||
 			    !cpu_active(cpu) || !sched_class_core_idle(cpu, sched_class_cpu_idle))
 				continue;
@@ -1100,14 +1088,13 @@ static int balance_bmq(struct rq *rq, struct task_struct *prev, struct rq_flags 
 static void rq_online_bmq(struct rq *rq)
 {
 	bmq_set_pending(rq);
-	if (!rq->bmq.nr && sched_class_is_normal(&bmq_sched_class))
-		cpumask_set_cpu(cpu_of(rq), &bmq_idle_hint);
+	sched_class_rq_attach(rq, &bmq_sched_class, true);
 }
 
 static void rq_offline_bmq(struct rq *rq)
 {
 	cpumask_clear_cpu(cpu_of(rq), &bmq_pending_mask);
-	cpumask_clear_cpu(cpu_of(rq), &bmq_idle_hint);
+	sched_class_rq_attach(rq, &bmq_sched_class, false);
 }
 #endif /* CONFIG_SMP */
 
@@ -1119,7 +1106,6 @@ static bool task_behind_better_bmq(struct rq *rq, struct task_struct *p)
 }
 
 static void bmq_proc_show_task(struct task_struct *p, struct seq_file *m);
-static void bmq_normal_class_changed(void);
 
 static unsigned int bmq_nr_tasks(struct rq *rq)
 {
@@ -1131,7 +1117,6 @@ static const struct sched_pluggable_ops bmq_pluggable = {
 	.name		= "bmq",
 	.init_rq	= bmq_init_rq,
 	.init_task	= bmq_init_task,
-	.normal_changed	= bmq_normal_class_changed,
 	.show_task	= bmq_proc_show_task,
 	.nr_tasks	= bmq_nr_tasks,
 	.hrtick_lingers	= true,
@@ -1188,31 +1173,9 @@ static struct ctl_table bmq_sysctls[] = {
 	{}
 };
 
-/*
- * From boot or a switch through kernel.sched_class (serialised by its
- * caller): CPUs that idled under another class never passed BMQ's pick,
- * so mark those with nothing queued for placement and the tick's kick.
- */
-static void bmq_normal_class_changed(void)
-{
-#ifdef CONFIG_SMP
-	int cpu;
-
-	if (!sched_class_is_normal(&bmq_sched_class)) {
-		cpumask_clear(&bmq_idle_hint);
-		return;
-	}
-	for_each_online_cpu(cpu) {
-		if (!READ_ONCE(cpu_rq(cpu)->bmq.nr))
-			cpumask_set_cpu(cpu, &bmq_idle_hint);
-	}
-#endif
-}
-
 static int __init bmq_late_init(void)
 {
 	register_sysctl_init("kernel", bmq_sysctls);
-	bmq_normal_class_changed();
 	return 0;
 }
 late_initcall(bmq_late_init);

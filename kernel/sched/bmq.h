@@ -204,4 +204,7 @@ static inline int bmq_parse_timeslice(const char *str, unsigned int *ms)
 	return 0;
 }
 
+struct sched_class;
+extern const struct sched_class bmq_sched_class;
+
 #endif /* _KERNEL_SCHED_BMQ_H */

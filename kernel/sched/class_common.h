@@ -117,6 +117,93 @@ static __always_inline bool sched_class_core_idle(int cpu, bool (*idle)(int cpu)
 	return true;
 }
 
+#if defined(CONFIG_SMP) && defined(CONFIG_SCHED_CLASS_SWITCH)
+/*
+ * The CPUs of @cpu's root domain with nothing of the normal pluggable
+ * class to run, where placement looks first and kicks go. Root domains
+ * are freed after an RCU grace period: the caller is an RCU reader or
+ * holds @cpu's rq lock.
+ */
+static inline struct cpumask *sched_class_idle_mask(int cpu)
+{
+	return cpu_rq(cpu)->rd->pluggable_idle;
+}
+
+/* @rq found (@idle) or got work of the normal class. */
+static inline void sched_class_mark_idle(struct rq *rq, bool idle)
+{
+	struct cpumask *mask = rq->rd->pluggable_idle;
+	int cpu = cpu_of(rq);
+
+	lockdep_assert_rq_held(rq);
+	/* Test first: most calls change nothing, and a write bounces the line. */
+	if (cpumask_test_cpu(cpu, mask) == idle)
+		return;
+	if (idle)
+		cpumask_set_cpu(cpu, mask);
+	else
+		cpumask_clear_cpu(cpu, mask);
+}
+
+/*
+ * @class's rq_online (@online) or rq_offline: @rq joins or leaves a root
+ * domain, by hotplug or a cpuset change, and its idle mark moves with it.
+ * Every pluggable class is told; only the normal one sets a mark.
+ */
+static inline void sched_class_rq_attach(struct rq *rq, const struct sched_class *class,
+					 bool online)
+{
+	lockdep_assert_rq_held(rq);
+	if (!online)
+		cpumask_clear_cpu(cpu_of(rq), rq->rd->pluggable_idle);
+	else if (sched_class_is_normal(class))
+		sched_class_mark_idle(rq, !class->pluggable->nr_tasks(rq));
+}
+#else
+static inline void sched_class_mark_idle(struct rq *rq, bool idle) { }
+#endif
+
+#ifdef CONFIG_SMP
+/*
+ * Send @csd to @cpu unless one is in flight: @pending is set here and
+ * cleared by the handler first. Returns whether it was sent.
+ */
+static inline bool sched_class_kick(int cpu, call_single_data_t *csd, atomic_t *pending)
+{
+	if (atomic_xchg(pending, 1))
+		return false;
+	smp_call_function_single_async(cpu, csd);
+	return true;
+}
+
+/*
+ * The CPUs of @idle other than @this, nearest first by sched domain, each
+ * once: @kick each active one that @want accepts, until @kick has
+ * returned true @budget times. Returns the budget left.
+ *
+ * Context: RCU reader.
+ */
+static __always_inline int sched_class_kick_near(int this, const struct cpumask *idle,
+						 int budget, bool (*want)(int cpu, void *arg),
+						 bool (*kick)(int cpu), void *arg)
+{
+	struct sched_domain *sd;
+	int cpu;
+
+	for_each_domain(this, sd) {
+		for_each_cpu_and(cpu, sched_domain_span(sd), idle) {
+			if (cpu == this || !cpu_active(cpu) ||
+			    (sd->child && cpumask_test_cpu(cpu, sched_domain_span(sd->child))) ||
+			    !want(cpu, arg))
+				continue;
+			if (kick(cpu) && --budget <= 0)
+				return 0;
+		}
+	}
+	return budget;
+}
+#endif /* CONFIG_SMP */
+
 #ifdef CONFIG_SCHED_HRTICK
 /* @rq goes idle: its slice timer has nothing left to end. */
 static inline void sched_class_hrtick_cancel(struct rq *rq)

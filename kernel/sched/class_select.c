@@ -13,6 +13,8 @@
 #include <linux/kthread.h>
 #include <linux/sysrq.h>
 
+#include "class_common.h"
+
 /* Set by "sched=", which is parsed before sched_init(). */
 static const struct sched_class *sched_normal_override __ro_after_init;
 
@@ -157,9 +159,17 @@ static unsigned int sched_class_nr_tasks(struct rq *rq, const struct sched_class
 	return class->pluggable ? class->pluggable->nr_tasks(rq) : 0;
 }
 
-/* After a switch no CPU may still hold a task of the class it left. */
-static void sched_class_check_left(const struct sched_class *left)
+/*
+ * After a switch (@left the class normal tasks left) or at boot (NULL),
+ * on every online CPU under its lock: mark it idle for the normal class
+ * if nothing of it is queued there, for the class's placement and kicks
+ * (CPUs that idled under another class never passed its pick), or clear
+ * the mark under CFS. A stale mark costs a check, and the CPU's next pick
+ * corrects it. And no CPU may still hold a task of @left.
+ */
+static void sched_class_settle(const struct sched_class *left)
 {
+	const struct sched_class *normal __maybe_unused = READ_ONCE(sched_normal_class);
 	unsigned int nr;
 	struct rq_flags rf;
 	struct rq *rq;
@@ -168,7 +178,13 @@ static void sched_class_check_left(const struct sched_class *left)
 	for_each_online_cpu(cpu) {
 		rq = cpu_rq(cpu);
 		rq_lock_irqsave(rq, &rf);
-		nr = sched_class_nr_tasks(rq, left);
+#ifdef CONFIG_SMP
+		if (normal->pluggable && cpumask_test_cpu(cpu, rq->rd->online))
+			sched_class_rq_attach(rq, normal, true);
+		else
+			cpumask_clear_cpu(cpu, rq->rd->pluggable_idle);
+#endif
+		nr = left ? sched_class_nr_tasks(rq, left) : 0;
 		rq_unlock_irqrestore(rq, &rf);
 		WARN(nr, "sched: %s still holds %u tasks on CPU %d after the switch\n",
 		     sched_class_name(left), nr, cpu);
@@ -233,7 +249,7 @@ static void sched_class_switch_to(const struct sched_class *choice,
 	sched_class_switched();
 	/* How long the leaving class still ran tasks not yet moved. */
 	ms = div_u64(ktime_get_ns() - start, NSEC_PER_MSEC);
-	sched_class_check_left(prev);
+	sched_class_settle(prev);
 	WRITE_ONCE(sched_class_switching, false);
 	pr_info("sched: normal tasks moved from %s to %s (%u tasks, %s) in %llu ms\n",
 		sched_class_name(prev), sched_class_name(choice), moved, reason, ms);
@@ -697,6 +713,7 @@ static int __init sched_class_switch_init(void)
 	struct kthread_worker *worker;
 	struct task_struct *thread;
 
+	sched_class_settle(NULL);
 	hrtimer_init(&sched_watchdog_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	sched_watchdog_timer.function = sched_watchdog_timerfn;
 	worker = kthread_create_worker(0, "sched_class");

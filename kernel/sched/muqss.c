@@ -158,20 +158,7 @@ static inline struct task_struct *muqss_node_task(struct muqss_sl_node *node)
 }
 
 #ifdef CONFIG_SMP
-/* CPUs whose last pick found nothing; confirmed with available_idle_cpu(). */
-static struct cpumask muqss_idle_mask;
-
 static bool muqss_kick_idle(struct rq *rq, struct task_struct *p);
-
-static inline void muqss_mark_idle(struct rq *rq, bool idle)
-{
-	if (cpumask_test_cpu(cpu_of(rq), &muqss_idle_mask) == idle)
-		return;
-	if (idle)
-		cpumask_set_cpu(cpu_of(rq), &muqss_idle_mask);
-	else
-		cpumask_clear_cpu(cpu_of(rq), &muqss_idle_mask);
-}
 
 /* MuQSS's utilisation is part of cpu_util_cfs(); tell schedutil it moved. */
 static inline void muqss_update_util(struct rq *rq, int running)
@@ -180,7 +167,6 @@ static inline void muqss_update_util(struct rq *rq, int running)
 		cpufreq_update_util(rq, 0);
 }
 #else
-static inline void muqss_mark_idle(struct rq *rq, bool idle) { }
 static inline void muqss_update_util(struct rq *rq, int running) { }
 static inline bool muqss_kick_idle(struct rq *rq, struct task_struct *p) { return false; }
 #endif
@@ -335,7 +321,7 @@ static void set_next_task_muqss(struct rq *rq, struct task_struct *p, bool first
 		p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
 	WRITE_ONCE(rq->muqss.curr_key, muqss_task_key(p));
 	WRITE_ONCE(rq->muqss.curr_deadline, me->deadline);
-	muqss_mark_idle(rq, false);
+	sched_class_mark_idle(rq, false);
 	muqss_hrtick_start(rq, p);
 	if (rq_curr_locked(rq)->sched_class != &muqss_sched_class)
 		muqss_update_util(rq, 0);
@@ -379,7 +365,7 @@ static struct task_struct *pick_next_task_muqss(struct rq *rq)
 		p = muqss_queue_first(rq);
 	if (!p) {
 		WRITE_ONCE(rq->muqss.curr_key, U64_MAX);
-		muqss_mark_idle(rq, true);
+		sched_class_mark_idle(rq, true);
 		sched_class_hrtick_cancel(rq);
 		return NULL;
 	}
@@ -629,7 +615,7 @@ static bool muqss_idle_cache(int cpu)
 	if (!sd)
 		return true;
 	for_each_cpu(other, sched_domain_span(sd)) {
-		if (other != cpu && !cpumask_test_cpu(other, &muqss_idle_mask))
+		if (other != cpu && !cpumask_test_cpu(other, sched_class_idle_mask(other)))
 			return false;
 	}
 	return true;
@@ -651,14 +637,15 @@ static inline u8 muqss_loc(struct rq *rq, int cpu)
  */
 static int muqss_best_idle(struct task_struct *p, int prev)
 {
+	const struct cpumask *idle = sched_class_idle_mask(prev);
 	struct rq *prq = cpu_rq(prev);
 	unsigned int rank, best_rank = UINT_MAX;
 	int cpu, best = -1;
 
-	if (cpumask_test_cpu(prev, p->cpus_ptr) && cpumask_test_cpu(prev, &muqss_idle_mask) &&
+	if (cpumask_test_cpu(prev, p->cpus_ptr) && cpumask_test_cpu(prev, idle) &&
 	    muqss_idle_cpu(prev))
 		return prev;
-	for_each_cpu_and(cpu, p->cpus_ptr, &muqss_idle_mask) {
+	for_each_cpu_and(cpu, p->cpus_ptr, idle) {
 		u8 loc = muqss_loc(prq, cpu);
 		bool core_idle;
 
@@ -737,8 +724,8 @@ static void muqss_kick_cpu(int cpu)
 	if (cpu == smp_processor_id()) {
 		set_tsk_need_resched(current);
 		set_preempt_need_resched();
-	} else if (!atomic_xchg(&rq->muqss.look_kicked, 1)) {
-		smp_call_function_single_async(cpu, &rq->muqss.look_csd);
+	} else {
+		sched_class_kick(cpu, &rq->muqss.look_csd, &rq->muqss.look_kicked);
 	}
 }
 
@@ -821,7 +808,7 @@ static bool muqss_kick_idle(struct rq *rq, struct task_struct *p)
 	lockdep_assert_rq_held(rq);
 	if (rq_curr_locked(rq) == rq->idle)
 		return true;
-	if (cpumask_empty(&muqss_idle_mask) || is_migration_disabled(p))
+	if (cpumask_empty(sched_class_idle_mask(cpu_of(rq))) || is_migration_disabled(p))
 		return false;
 	rcu_read_lock();
 	cpu = muqss_best_idle(p, cpu_of(rq));
@@ -1252,13 +1239,12 @@ static int muqss_share_cpu_online(unsigned int cpu)
 static void rq_online_muqss(struct rq *rq)
 {
 	muqss_orders_stale(rq);
-	if (!rq->muqss.nr && sched_class_is_normal(&muqss_sched_class))
-		cpumask_set_cpu(cpu_of(rq), &muqss_idle_mask);
+	sched_class_rq_attach(rq, &muqss_sched_class, true);
 }
 
 static void rq_offline_muqss(struct rq *rq)
 {
-	cpumask_clear_cpu(cpu_of(rq), &muqss_idle_mask);
+	sched_class_rq_attach(rq, &muqss_sched_class, false);
 	muqss_orders_stale(rq);
 	rq->muqss.nr_order = 0;
 	rq->muqss.nr_look = 0;
@@ -1458,22 +1444,11 @@ static struct ctl_table muqss_sysctls[] = {
 
 /*
  * From boot or a switch through kernel.sched_class (serialised by its
- * caller): CPUs that idled under another class never passed MuQSS's pick,
- * so mark those with nothing queued for placement and the kicks.
+ * caller): group the queues as rqshare asks while MuQSS runs normal tasks.
  */
 static void muqss_normal_class_changed(void)
 {
 #ifdef CONFIG_SMP
-	int cpu;
-
-	if (!sched_class_is_normal(&muqss_sched_class)) {
-		cpumask_clear(&muqss_idle_mask);
-	} else {
-		for_each_online_cpu(cpu) {
-			if (!READ_ONCE(cpu_rq(cpu)->muqss.nr))
-				cpumask_set_cpu(cpu, &muqss_idle_mask);
-		}
-	}
 	/*
 	 * A fallback to CFS runs here, and a task of the class it leaves may
 	 * hold the mutex (or the hotplug lock) and not run until it is moved:

@@ -446,4 +446,7 @@ static inline int muqss_share_leader(enum muqss_share mode, int nr, const u8 *lo
 	return -1;
 }
 
+struct sched_class;
+extern const struct sched_class muqss_sched_class;
+
 #endif /* _KERNEL_SCHED_MUQSS_H */

@@ -356,30 +356,6 @@ static void ule_load_rem(struct rq *rq, struct task_struct *p)
 }
 
 #ifdef CONFIG_SMP
-/*
- * The CPUs of @cpu's root domain with no ULE task to run, for placement
- * and for the tick to wake them to steal. Root domains are freed after an
- * RCU grace period: the caller holds rcu_read_lock() or @cpu's rq lock.
- */
-static inline struct cpumask *ule_idle_of(int cpu)
-{
-	return cpu_rq(cpu)->rd->ule.idle;
-}
-
-static inline void ule_mark_idle(struct rq *rq, bool idle)
-{
-	struct cpumask *mask = rq->rd->ule.idle;
-	int cpu = cpu_of(rq);
-
-	lockdep_assert_rq_held(rq);
-	if (cpumask_test_cpu(cpu, mask) == idle)
-		return;
-	if (idle)
-		cpumask_set_cpu(cpu, mask);
-	else
-		cpumask_clear_cpu(cpu, mask);
-}
-
 static void ule_kick_idle(struct rq *rq);
 
 /*
@@ -392,7 +368,6 @@ static inline void ule_update_util(struct rq *rq, int running)
 		cpufreq_update_util(rq, 0);
 }
 #else
-static inline void ule_mark_idle(struct rq *rq, bool idle) { }
 static inline void ule_kick_idle(struct rq *rq) { }
 static inline void ule_update_util(struct rq *rq, int running) { }
 #endif
@@ -461,7 +436,7 @@ static void enqueue_task_ule(struct rq *rq, struct task_struct *p, int flags)
 	 * load at once: waiting for the switch would let the next fork count
 	 * this CPU's core as idle and land on its sibling.
 	 */
-	ule_mark_idle(rq, false);
+	sched_class_mark_idle(rq, false);
 	if (ue->prio < ule_rq_of(rq)->lowpri)
 		WRITE_ONCE(ule_rq_of(rq)->lowpri, ue->prio);
 	/* A task back from I/O asks schedutil for a boost, as with CFS. */
@@ -656,7 +631,7 @@ static void set_next_task_ule(struct rq *rq, struct task_struct *p, bool first)
 
 	if (ule_on_runq(p))
 		ule_runq_rem(rq, p);
-	ule_mark_idle(rq, false);
+	sched_class_mark_idle(rq, false);
 	p->se.exec_start = rq_clock_task(rq);
 	/*
 	 * A new pick restarts wakeup_gran and settles any deferred preemption;
@@ -711,7 +686,7 @@ static struct task_struct *pick_next_task_ule(struct rq *rq)
 		p = ule_choose_but(ule_rq_of(rq), p);
 	if (!p) {
 		WRITE_ONCE(ule_rq_of(rq)->lowpri, ULE_PRI_MAX_IDLE);
-		ule_mark_idle(rq, true);
+		sched_class_mark_idle(rq, true);
 		return NULL;
 	}
 	WRITE_ONCE(ule_rq_of(rq)->lowpri, p->ule.prio);
@@ -1286,7 +1261,7 @@ static bool ule_cpu_idle(int cpu)
 static int ule_idle_in(const struct cpumask *allowed, const struct cpumask *span, int prev,
 		       bool core)
 {
-	const struct cpumask *idle = ule_idle_of(prev);
+	const struct cpumask *idle = sched_class_idle_mask(prev);
 	int cpu;
 
 	for_each_cpu_wrap(cpu, span, prev) {
@@ -1318,7 +1293,7 @@ static int ule_idle_cpu(struct task_struct *p, const struct cpumask *span, int p
  */
 static const struct cpumask *ule_idlest_span(struct sched_domain *sd, int prev)
 {
-	const struct cpumask *span = sched_domain_span(sd), *idle = ule_idle_of(prev);
+	const struct cpumask *span = sched_domain_span(sd), *idle = sched_class_idle_mask(prev);
 
 	if (!cpumask_intersects(span, idle))
 		return NULL;
@@ -1651,6 +1626,20 @@ static void ule_steal_ipi(void *info)
 	rq_unlock(rq, &rf);
 }
 
+/* A CPU with no ULE task, and with @cores one whose siblings have none either. */
+static bool ule_steal_wanted(int cpu, void *cores)
+{
+	return !READ_ONCE(cpu_rq(cpu)->ule.load) &&
+	       (!*(bool *)cores || sched_class_core_idle(cpu, ule_cpu_idle));
+}
+
+static bool ule_steal_kick(int cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+
+	return sched_class_kick(cpu, &rq->ule.steal_csd, &rq->ule.steal_kicked);
+}
+
 /*
  * Nearest first, and with SMT whole idle cores before idle siblings of
  * busy ones, as sched_pickcpu() would place the stolen task.
@@ -1660,34 +1649,21 @@ static void ule_steal_ipi(void *info)
 static void ule_kick_idle(struct rq *rq)
 {
 	int this_cpu = cpu_of(rq), thresh = READ_ONCE(sysctl_sched_ule_steal_thresh);
-	int budget = min(rq->ule.transferable, rq->ule.load - 1), cpu;
-	const struct cpumask *idle = rq->rd->ule.idle;
+	int budget = min(rq->ule.transferable, rq->ule.load - 1);
+	const struct cpumask *idle = sched_class_idle_mask(this_cpu);
 	bool cores = sched_smt_active();
-	struct sched_domain *sd;
 
 	if (!READ_ONCE(sysctl_sched_ule_always_steal) || !thresh || rq->ule.load < thresh ||
 	    budget <= 0 || cpumask_empty(idle))
 		return;
 	rcu_read_lock();
-again:
-	for_each_domain(this_cpu, sd) {
-		for_each_cpu_and(cpu, sched_domain_span(sd), idle) {
-			if (cpu == this_cpu || !cpu_active(cpu) ||
-			    READ_ONCE(cpu_rq(cpu)->ule.load) ||
-			    (cores && !sched_class_core_idle(cpu, ule_cpu_idle)))
-				continue;
-			if (atomic_xchg(&cpu_rq(cpu)->ule.steal_kicked, 1))
-				continue;
-			smp_call_function_single_async(cpu, &cpu_rq(cpu)->ule.steal_csd);
-			if (--budget <= 0)
-				goto out;
-		}
-	}
-	if (cores) {
+	budget = sched_class_kick_near(this_cpu, idle, budget, ule_steal_wanted, ule_steal_kick,
+				       &cores);
+	if (cores && budget > 0) {
 		cores = false;
-		goto again;
+		sched_class_kick_near(this_cpu, idle, budget, ule_steal_wanted, ule_steal_kick,
+				      &cores);
 	}
-out:
 	rcu_read_unlock();
 }
 
@@ -1933,14 +1909,14 @@ static unsigned long ule_balance_due(void)
 		if (!cpumask_and(&ule_bal_span, rd->span, cpu_active_mask) ||
 		    cpumask_first(&ule_bal_span) != cpu)
 			continue;
-		due = READ_ONCE(rd->ule.next_balance);
+		due = READ_ONCE(rd->pluggable_next_balance);
 		if (time_before(now, due)) {
 			if (time_before(due, next))
 				next = due;
 			continue;
 		}
 		due = now + ule_balance_delay();
-		WRITE_ONCE(rd->ule.next_balance, due);
+		WRITE_ONCE(rd->pluggable_next_balance, due);
 		if (time_before(due, next))
 			next = due;
 		top = ule_top_domain(cpu);
@@ -1981,7 +1957,7 @@ static void ule_balance_interval_changed(void)
 		if (cpumask_first_and(rd->span, cpu_active_mask) != cpu)
 			continue;
 		due = jiffies + ule_balance_delay();
-		WRITE_ONCE(rd->ule.next_balance, due);
+		WRITE_ONCE(rd->pluggable_next_balance, due);
 		if (next == MAX_JIFFY_OFFSET || time_before(due, next))
 			next = due;
 	}
@@ -1990,43 +1966,14 @@ static void ule_balance_interval_changed(void)
 		timer_reduce(&ule_balance_timer, next);
 }
 
-/* ULE's state in a new root domain (init_rootdomain()). */
-int ule_init_root(struct ule_root *ur)
-{
-	if (!zalloc_cpumask_var(&ur->idle, GFP_KERNEL))
-		return -ENOMEM;
-	ur->next_balance = jiffies;
-	return 0;
-}
-
-void ule_free_root(struct ule_root *ur)
-{
-	free_cpumask_var(ur->idle);
-}
-
-/*
- * A CPU joins (@online) or leaves a root domain, by hotplug or a cpuset
- * change: its idle bit moves with it.
- *
- * Context: @rq locked.
- */
-static void ule_rq_attach(struct rq *rq, bool online)
-{
-	lockdep_assert_rq_held(rq);
-	if (online && !rq->ule.load && sched_class_is_normal(&ule_sched_class))
-		cpumask_set_cpu(cpu_of(rq), rq->rd->ule.idle);
-	else
-		cpumask_clear_cpu(cpu_of(rq), rq->rd->ule.idle);
-}
-
 static void rq_online_ule(struct rq *rq)
 {
-	ule_rq_attach(rq, true);
+	sched_class_rq_attach(rq, &ule_sched_class, true);
 }
 
 static void rq_offline_ule(struct rq *rq)
 {
-	ule_rq_attach(rq, false);
+	sched_class_rq_attach(rq, &ule_sched_class, false);
 }
 #endif /* CONFIG_SMP */
 
@@ -2200,26 +2147,10 @@ static struct ctl_table ule_sysctls[] = {
 static void ule_normal_class_changed(void)
 {
 #ifdef CONFIG_SMP
-	struct rq_flags rf;
-	struct rq *rq;
-	int cpu;
-
-	if (!sched_class_is_normal(&ule_sched_class))
-		del_timer_sync(&ule_balance_timer);
-	/*
-	 * CPUs that went idle under CFS never passed through ULE's pick: mark
-	 * those with nothing queued so the tick can wake them to steal, or
-	 * clear every mark when ULE leaves. A stale bit only costs a check,
-	 * and the CPU's next pick corrects it.
-	 */
-	for_each_online_cpu(cpu) {
-		rq = cpu_rq(cpu);
-		rq_lock_irqsave(rq, &rf);
-		ule_rq_attach(rq, cpumask_test_cpu(cpu, rq->rd->online));
-		rq_unlock_irqrestore(rq, &rf);
-	}
 	if (sched_class_is_normal(&ule_sched_class))
 		mod_timer(&ule_balance_timer, jiffies + ule_balance_delay());
+	else
+		del_timer_sync(&ule_balance_timer);
 #endif
 }
 

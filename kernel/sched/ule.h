@@ -201,23 +201,6 @@ struct ule_rq {
 #endif
 };
 
-#ifdef CONFIG_SMP
-/*
- * ULE's state in each root domain (a cpuset partition, or the machine),
- * as rt and dl keep rto_mask and cpudl there: placement, stealing and
- * the balancer never look past it.
- */
-struct ule_root {
-	/* CPUs with no ULE task to run. */
-	cpumask_var_t		idle;
-	/* jiffies when the periodic balancer next runs over this domain. */
-	unsigned long		next_balance;
-};
-
-int ule_init_root(struct ule_root *ur);
-void ule_free_root(struct ule_root *ur);
-#endif
-
 /*
  * FreeBSD's sched_interact_score(): the ratio of voluntary sleep to run
  * time scaled to 0-100; below 50 when the task sleeps more than it runs.
@@ -468,5 +451,8 @@ static inline u64 ule_slice_for_load(unsigned int load, u64 slice, u64 slice_min
 	ticks = div_u64(div_u64(slice, ULE_STAT_TICK_NS), waiting);
 	return max(ticks * ULE_STAT_TICK_NS, slice_min);
 }
+
+struct sched_class;
+extern const struct sched_class ule_sched_class;
 
 #endif /* _KERNEL_SCHED_ULE_H */

@@ -42,6 +42,9 @@
 #      only on a level change): one of three nice 0 spinners sharing
 #      CPU 1, its affinity flipped between CPU 1 and CPUs 0-1 as fast as
 #      another task can, still gets about a third of the CPU.
+#   o. two cpuset partitions (partition_lib.sh): spinners forked on the
+#      first CPU of each spread one per CPU of it, again after a switch to
+#      cfs and back, and over every CPU once the partitions are gone.
 # On Project C's original BMQ (ORIGINAL=1, see bmq_lib.sh) the same points
 # observe through standard interfaces (the boost from /proc/<pid>/stat's
 # priority, sched:sched_migrate_task, sched:sched_pi_setprio, its
@@ -53,6 +56,7 @@ slice_ms=${3:-4}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
 . "$here/ule_lib.sh"
+. "$here/partition_lib.sh"
 . "$here/bmq_lib.sh"
 mkdir -p "$out"
 yname=sched_bmq_yield_type
@@ -61,7 +65,7 @@ Y=$K/$yname
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..42"
+echo "1..45"
 if [ $ORIGINAL = 1 ]; then
 	echo "# kernel: Project C original"
 else
@@ -687,4 +691,7 @@ if [ $total -gt 0 ] && [ $((flipped * 100 / total)) -ge 20 ]; then
 else
 	not_ok "a spinner whose affinity keeps changing keeps its turn on CPU 1 (ms:$ms; want >= 20 % for the last)"
 fi
+# o. Two root domains.
+partition_checks bmq
+
 tap_done

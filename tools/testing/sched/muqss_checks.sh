@@ -35,13 +35,17 @@
 #      and regroups them;
 #   j. a task whose CPU an affinity change takes away runs on an idle
 #      allowed CPU at once, under rqshare mc and none.
+#   k. two cpuset partitions (partition_lib.sh): spinners forked on the
+#      first CPU of each spread one per CPU of it, again after a switch to
+#      cfs and back, and over every CPU once the partitions are gone.
 # Usage: muqss_checks.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
 . "$here/ule_lib.sh"
+. "$here/partition_lib.sh"
 
 echo "TAP version 13"
-echo "1..49"
+echo "1..52"
 # Keep this shell and its helpers off the CPUs whose queue CPU 1 shares
 # under rqshare=mc (0-3), where the shares of CPU 1 are measured: in the
 # emulator, with more busy vCPUs than host cores, a vCPU preempted by the
@@ -637,5 +641,8 @@ for mode in mc none; do
 	fi
 done
 echo mc >$K/sched_muqss_rqshare
+
+# k. Two root domains.
+partition_checks muqss
 
 tap_done
