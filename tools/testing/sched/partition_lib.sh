@@ -3,6 +3,30 @@
 # domain (class_common.h), and a CPU learns of waiting work through the
 # marks of its own root domain only. Needs tap.sh and ule_lib.sh.
 
+# partitions_make: two cpuset partitions, p1 the first half of the
+# online CPUs (part_h of part_n) and p2 the rest, made two root domains
+# by turning the root cpuset's sched_load_balance off.
+partitions_make() {
+	# Every online CPU, whatever this shell's affinity (nproc's count).
+	part_n=$(getconf _NPROCESSORS_ONLN)
+	part_h=$((part_n / 2))
+	_C=/tmp/cpuset
+	mkdir -p $_C
+	mount -t cgroup -o cpuset cpuset $_C
+	mkdir $_C/p1 $_C/p2
+	for _d in p1 p2; do cat $_C/cpuset.mems >$_C/$_d/cpuset.mems; done
+	echo 0-$((part_h - 1)) >$_C/p1/cpuset.cpus
+	echo $part_h-$((part_n - 1)) >$_C/p2/cpuset.cpus
+	echo 0 >$_C/cpuset.sched_load_balance
+}
+
+# partitions_remove: one root domain again.
+partitions_remove() {
+	echo 1 >$_C/cpuset.sched_load_balance
+	rmdir $_C/p1 $_C/p2
+	umount $_C
+}
+
 # _part_idle PREFIX: sets PREFIX_N to CPU N's idle time (USER_HZ ticks,
 # /proc/stat), with builtins only: a fork per sample costs seconds on a
 # guest whose every CPU spins.
@@ -78,22 +102,10 @@ _part_both() {
 # (the first half of the CPUs and the rest), spinners forked on its first
 # CPU spread one per CPU; the same after a switch to cfs and back to
 # CLASS (the marks are reseeded in each root domain; "# SKIP" where
-# kernel.sched_class does not exist); then, the partitions gone, half as
-# many spinners from CPU 0 keep as many CPUs busy (the marks moved back).
-# Not nproc spinners: MuQSS left one or two of 8 CPUs idle for 8-10 s
-# with 8 spinners on 2x4 under TCG, with or without partitions.
+# kernel.sched_class does not exist); then, the partitions gone, one
+# spinner per CPU from CPU 0 keeps every CPU busy (the marks moved back).
 partition_checks() {
-	# Every online CPU, whatever this shell's affinity (nproc's count).
-	part_n=$(getconf _NPROCESSORS_ONLN)
-	part_h=$((part_n / 2))
-	_C=/tmp/cpuset
-	mkdir -p $_C
-	mount -t cgroup -o cpuset cpuset $_C
-	mkdir $_C/p1 $_C/p2
-	for _d in p1 p2; do cat $_C/cpuset.mems >$_C/$_d/cpuset.mems; done
-	echo 0-$((part_h - 1)) >$_C/p1/cpuset.cpus
-	echo $part_h-$((part_n - 1)) >$_C/p2/cpuset.cpus
-	echo 0 >$_C/cpuset.sched_load_balance
+	partitions_make
 	_part_both "two root domains"
 	if [ -w $K/sched_class ]; then
 		echo cfs >$K/sched_class
@@ -102,12 +114,10 @@ partition_checks() {
 	else
 		ok "# SKIP two root domains after a switch: no kernel.sched_class"
 	fi
-	echo 1 >$_C/cpuset.sched_load_balance
-	rmdir $_C/p1 $_C/p2
-	umount $_C
-	if _part_spread all $part_h 0 0 $((part_n - 1)); then
-		ok "one root domain again: $part_h spinners from CPU 0 get $part_h CPUs after $part_cs cs ($part_busy %)"
+	partitions_remove
+	if _part_spread all $part_n 0 0 $((part_n - 1)); then
+		ok "one root domain again: $part_n spinners from CPU 0 get all $part_n CPUs after $part_cs cs ($part_busy %)"
 	else
-		not_ok "one root domain again: $part_h spinners from CPU 0 get $part_h CPUs within 8 s ($part_busy %)"
+		not_ok "one root domain again: $part_n spinners from CPU 0 get all $part_n CPUs within 8 s ($part_busy %)"
 	fi
 }

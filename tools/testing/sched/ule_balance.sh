@@ -24,6 +24,7 @@ E=/sys/kernel/debug/sched/events
 T=/sys/kernel/tracing
 . "$here/tap.sh"
 . "$here/ule_lib.sh"
+. "$here/partition_lib.sh"
 mkdir -p "$out"
 N=$(nproc)
 
@@ -130,15 +131,8 @@ taskset -pc 0-$((N - 1)) $$ >/dev/null
 # two root domains. Idle stealing off, so only the periodic balancer
 # moves spinners; it used to balance only the root domain of the CPU its
 # timer fired on, and the other partition stayed piled up for good.
-C=/tmp/cpuset
-h=$((N / 2))
-mkdir -p $C
-mount -t cgroup -o cpuset cpuset $C
-mkdir $C/p1 $C/p2
-for d in p1 p2; do cat $C/cpuset.mems >$C/$d/cpuset.mems; done
-echo 0-$((h - 1)) >$C/p1/cpuset.cpus
-echo $h-$((N - 1)) >$C/p2/cpuset.cpus
-echo 0 >$C/cpuset.sched_load_balance
+partitions_make
+h=$part_h
 steal=$(cat $K/sched_ule_steal_thresh)
 echo 0 >$K/sched_ule_steal_thresh
 chrt -o 0 python3 "$here/spinners.py" --count $h --from-cpu 0 \
@@ -182,9 +176,7 @@ for i in 1 2; do
 done
 kill $s1 $s2
 wait $s1 $s2 2>/dev/null
-echo 1 >$C/cpuset.sched_load_balance
-rmdir $C/p1 $C/p2
-umount $C
+partitions_remove
 
 # d. A new interval applies at once. The longest one held for 2 s makes
 # the timer draw the next pass 30-90 s away; set back, spinners started
