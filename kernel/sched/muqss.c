@@ -560,7 +560,6 @@ static void muqss_init_rq(struct rq *rq)
 	struct muqss_rq *mq = &rq->muqss;
 
 	mq->share = mq;
-	mq->lockp = &rq->__lock;
 	muqss_sl_init(&mq->sl);
 	mq->best_key = U64_MAX;
 	mq->curr_key = U64_MAX;
@@ -1145,7 +1144,7 @@ static int muqss_share_stop(void *data)
 	for_each_possible_cpu(cpu) {
 		rq = cpu_rq(cpu);
 		WRITE_ONCE(rq->muqss.share, &cpu_rq(leader[cpu])->muqss);
-		WRITE_ONCE(rq->muqss.lockp, &cpu_rq(leader[cpu])->__lock);
+		WRITE_ONCE(rq->lockp, &cpu_rq(leader[cpu])->__lock);
 	}
 	while ((node = muqss_sl_first(tmp))) {
 		muqss_sl_delete(tmp, node);
@@ -1312,6 +1311,7 @@ static const struct sched_pluggable_ops muqss_pluggable __refconst = {
 	.nr_tasks	= muqss_nr_tasks,
 	.normal_tick	= muqss_scheduler_tick,
 	.hrtick_lingers	= true,
+	.iso_for_rt	= true,
 };
 
 DEFINE_SCHED_CLASS(muqss) = {

@@ -98,12 +98,11 @@ struct muqss_rq {
 	unsigned int		nr;
 	/*
 	 * The queue this CPU lists its tasks in and picks from: its own, or
-	 * its share group's leader's under rqshare. Changed only with every
-	 * CPU stopped (muqss_share_stop()), as is @lockp.
+	 * its share group's leader's under rqshare, whose lock rq->lockp
+	 * then names. Changed only with every CPU stopped
+	 * (muqss_share_stop()), as is rq->lockp.
 	 */
 	struct muqss_rq		*share;
-	/* The lock rq_lockp() returns: this rq's, or @share's CPU's. */
-	raw_spinlock_t		*lockp;
 	/* On a queue's owner: MuQSS tasks of every CPU sharing it. */
 	unsigned int		share_nr;
 	/* Skip-list level draws. */

@@ -2,17 +2,21 @@
 the measure of issue 39's class layer (see
 Documentation/scheduler/sched-class-select.rst, "Where the classes plug in").
 
-A line counts for a class if it names it (ule, bmq, muqss in any case, and
-for MuQSS also SCHED_ISO and iso_policy) or sits inside an #if that names
-its CONFIG_SCHED_* option; comments count too. "Code" lines are those of
-the core .c files that name a class outside comments and preprocessor
-lines.
+A line counts for a class if it names it (ule, bmq, muqss in any case) or
+sits inside an #if that names its CONFIG_SCHED_* option; comments count
+too. "Code" lines are those of the core .c files that name a class
+outside comments and preprocessor lines. SCHED_ISO, MuQSS's policy, has
+a column of its own (SCHED_ISO, iso_policy, CONFIG_SCHED_POLICY_ISO): a
+policy stays in core as SCHED_BATCH does, whichever class implements it.
 """
 
 import re
 from pathlib import Path
 
 CLASSES = ("ule", "bmq", "muqss")
+# What the table counts: the classes, then the policies a class brought.
+COLUMNS = CLASSES + ("iso",)
+HEADS = {"ule": "ULE", "bmq": "BMQ", "muqss": "MuQSS", "iso": "ISO"}
 # The prepared tree's files that are not a class's own.
 FILES = (
     "kernel/sched/core.c", "kernel/sched/sched.h", "kernel/sched/fair.c",
@@ -27,12 +31,12 @@ CORE_C = re.compile(r"(core|fair|pelt|debug|topology)\.c$")
 NAMES = {
     "ule": re.compile(r"(?<![A-Za-z0-9])(ule|ULE)(?![A-Za-z0-9])"),
     "bmq": re.compile(r"(?<![A-Za-z0-9])(bmq|BMQ)(?![A-Za-z0-9])"),
-    "muqss": re.compile(r"(?<![A-Za-z0-9])(muqss|MuQSS|MUQSS)(?![A-Za-z0-9])"
-                        r"|SCHED_ISO|iso_policy"),
+    "muqss": re.compile(r"(?<![A-Za-z0-9])(muqss|MuQSS|MUQSS)(?![A-Za-z0-9])"),
+    "iso": re.compile(r"SCHED_ISO|iso_policy|SCHED_POLICY_ISO"),
 }
 IF = re.compile(r"^\s*#\s*if")
 ENDIF = re.compile(r"^\s*#\s*endif")
-GATE = re.compile(r"CONFIG_SCHED_(ULE|BMQ|MUQSS)")
+GATE = re.compile(r"CONFIG_SCHED_(ULE|BMQ|MUQSS|POLICY_ISO)")
 NOT_CODE = re.compile(r"^\s*(/?\*|//|#)")
 
 
@@ -42,8 +46,8 @@ def named(line):
 
 def count_file(path, core_c):
     """{class: lines} and {class: code lines} of one file."""
-    lines = dict.fromkeys(CLASSES, 0)
-    code = dict.fromkeys(CLASSES, 0)
+    lines = dict.fromkeys(COLUMNS, 0)
+    code = dict.fromkeys(COLUMNS, 0)
     gates = []
     for line in path.read_text(errors="replace").splitlines():
         own = named(line)
@@ -64,7 +68,7 @@ def count(tree):
     """{"files": {path: {class: lines}}, "total": {class: lines},
     "code": {class: code lines in core .c files}} for a prepared tree."""
     tree = Path(tree)
-    files, total, code = {}, dict.fromkeys(CLASSES, 0), dict.fromkeys(CLASSES, 0)
+    files, total, code = {}, dict.fromkeys(COLUMNS, 0), dict.fromkeys(COLUMNS, 0)
     for rel in FILES:
         path = tree / rel
         if not path.exists():
@@ -72,17 +76,17 @@ def count(tree):
         lines, named_code = count_file(path, bool(CORE_C.search(rel)))
         if any(lines.values()):
             files[rel] = lines
-        for c in CLASSES:
+        for c in COLUMNS:
             total[c] += lines[c]
             code[c] += named_code[c]
     return {"files": files, "total": total, "code": code}
 
 
 def table(result):
-    rows = [f"{'file':38} {'ULE':>5} {'BMQ':>5} {'MuQSS':>5}"]
+    rows = [f"{'file':38} " + " ".join(f"{HEADS[c]:>5}" for c in COLUMNS)]
     for rel, lines in sorted(result["files"].items()):
-        rows.append(f"{rel:38} " + " ".join(f"{lines[c]:5d}" for c in CLASSES))
-    rows.append(f"{'total':38} " + " ".join(f"{result['total'][c]:5d}" for c in CLASSES))
+        rows.append(f"{rel:38} " + " ".join(f"{lines[c]:5d}" for c in COLUMNS))
+    rows.append(f"{'total':38} " + " ".join(f"{result['total'][c]:5d}" for c in COLUMNS))
     rows.append(f"{'code lines naming it in core .c':38} "
-                + " ".join(f"{result['code'][c]:5d}" for c in CLASSES))
+                + " ".join(f"{result['code'][c]:5d}" for c in COLUMNS))
     return "\n".join(rows)
