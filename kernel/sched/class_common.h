@@ -155,7 +155,7 @@ static inline void sched_class_rq_attach(struct rq *rq, const struct sched_class
 {
 	lockdep_assert_rq_held(rq);
 	if (!online)
-		cpumask_clear_cpu(cpu_of(rq), rq->rd->pluggable_idle);
+		sched_class_mark_idle(rq, false);
 	else if (sched_class_is_normal(class))
 		sched_class_mark_idle(rq, !class->pluggable->nr_tasks(rq));
 }

@@ -182,7 +182,7 @@ static void sched_class_settle(const struct sched_class *left)
 		if (normal->pluggable && cpumask_test_cpu(cpu, rq->rd->online))
 			sched_class_rq_attach(rq, normal, true);
 		else
-			cpumask_clear_cpu(cpu, rq->rd->pluggable_idle);
+			sched_class_mark_idle(rq, false);
 #endif
 		nr = left ? sched_class_nr_tasks(rq, left) : 0;
 		rq_unlock_irqrestore(rq, &rf);
