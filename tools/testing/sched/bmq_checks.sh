@@ -4,7 +4,8 @@
 #      its bmq.* lines in /proc/<pid>/sched are consistent (boost within
 #      its policy's range, level = (prio - 100 + 7 + boost) / 2);
 #   b. a sleeper (1 ms run, 9 ms sleep) on CPUs whose clocks tickers keep
-#      fresh is boosted below 0 within 3 s; a task that slept like that
+#      fresh is boosted below 0 within 3 s, pinned to one CPU too (woken
+#      without select_task_rq(), boosted at enqueue); a task that slept like that
 #      and then spins is deboosted to +7; a hog alone on a CPU (5 ms runs,
 #      1 ms sleeps) stays at +7: picked again after its slice expired it
 #      keeps its run window (Project C); so does a task that yields for
@@ -65,7 +66,7 @@ Y=$K/$yname
 PF_KTHREAD=2097152	# 0x00200000, in field 9 (flags) of /proc/<pid>/stat
 
 echo "TAP version 13"
-echo "1..45"
+echo "1..46"
 if [ $ORIGINAL = 1 ]; then
 	echo "# kernel: Project C original"
 else
@@ -169,6 +170,20 @@ if wait_boost /proc/$sleeper/sched -7 -1 "$start" 300; then
 	ok "sleeper boosted to $b_boost after $waited cs: $(bmq_state)"
 else
 	not_ok "sleeper boosted below 0 within 3 s: $(bmq_state)"
+fi
+kill $sleeper
+wait $sleeper 2>/dev/null
+# Pinned, the core wakes it without select_task_rq(); Project C v6.1-r4
+# boosts it all the same (its wake list is compiled out, so every wakeup
+# goes through sched_task_ttwu()).
+now_cs
+start=$now
+taskset -c 0 "$uleload" sleeper 1000 9000 20 >/dev/null &
+sleeper=$!
+if wait_boost /proc/$sleeper/sched -7 -1 "$start" 300; then
+	ok "pinned sleeper boosted to $b_boost after $waited cs: $(bmq_state)"
+else
+	not_ok "pinned sleeper boosted below 0 within 3 s: $(bmq_state)"
 fi
 kill $sleeper
 wait $sleeper 2>/dev/null
