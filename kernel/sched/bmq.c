@@ -348,28 +348,42 @@ static void set_next_task_bmq(struct rq *rq, struct task_struct *p, bool first)
 		bmq_update_util(rq, 0);
 }
 
-static struct task_struct *pick_next_task_bmq(struct rq *rq)
+/*
+ * What this CPU runs next: the first task of the best level, the task
+ * that yielded (skip) only if nothing else waits. No side effects, as a
+ * pick_task().
+ */
+static struct task_struct *pick_task_bmq(struct rq *rq)
 {
 	struct bmq_rq *bmq = &rq->bmq;
 	struct task_struct *skip = bmq->skip, *p;
 	unsigned long level;
 
-	bmq->skip = NULL;
+	lockdep_assert_rq_held(rq);
 	for_each_set_bit(level, &bmq->bitmap, BMQ_LEVELS) {
 		list_for_each_entry(p, &bmq->queue[level], bmq.run_list) {
-			if (p == skip || sched_stall_injected(p))
-				continue;
-			set_next_task_bmq(rq, p, true);
-			return p;
+			if (p != skip && !sched_stall_injected(p))
+				return p;
 		}
 	}
-	if (skip && !sched_stall_injected(skip)) {
-		set_next_task_bmq(rq, skip, true);
+	if (skip && !sched_stall_injected(skip))
 		return skip;
-	}
-	sched_class_mark_idle(rq, true);
-	sched_class_hrtick_cancel(rq);
 	return NULL;
+}
+
+static struct task_struct *pick_next_task_bmq(struct rq *rq)
+{
+	struct task_struct *p = pick_task_bmq(rq);
+
+	/* A yield skips one pick. */
+	rq->bmq.skip = NULL;
+	if (!p) {
+		sched_class_mark_idle(rq, true);
+		sched_class_hrtick_cancel(rq);
+		return NULL;
+	}
+	set_next_task_bmq(rq, p, true);
+	return p;
 }
 
 /* A slice ran out: a fresh one, and worse boost if it stays queued. */
@@ -685,7 +699,7 @@ static int bmq_select_cpu(struct task_struct *p, int prev)
 		if (sched_smt_active()) {
 			cpumask_clear(cand);
 			for_each_cpu(cpu, idle) {
-				if (cpu_smt_in(cpu, hint))
+				if (sched_class_core_in(cpu, hint))
 					__cpumask_set_cpu(cpu, cand);
 			}
 			cpu = bmq_closest_idle(prev, cand, true);

@@ -117,6 +117,19 @@ static __always_inline bool sched_class_core_idle(int cpu, bool (*idle)(int cpu)
 	return true;
 }
 
+/*
+ * Every SMT sibling of @cpu is in @mask (always, without SMT): whether a
+ * core is idle, asked of a mask of idle CPUs with bit operations only.
+ */
+static inline bool sched_class_core_in(int cpu, const struct cpumask *mask)
+{
+#ifdef CONFIG_SCHED_SMT
+	return cpumask_subset(cpu_smt_mask(cpu), mask);
+#else
+	return true;
+#endif
+}
+
 #if defined(CONFIG_SMP) && defined(CONFIG_SCHED_CLASS_SWITCH)
 /*
  * The CPUs of @cpu's root domain with nothing of the normal pluggable

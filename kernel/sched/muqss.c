@@ -349,6 +349,17 @@ static inline void muqss_move_task(struct rq *from, struct rq *to, struct task_s
 #endif
 
 /*
+ * The first task of this CPU's queue it may run, which may belong to
+ * another CPU sharing the queue. No side effects, as a pick_task(): the
+ * look across queues and the move are pick_next_task_muqss()'s.
+ */
+static struct task_struct *pick_task_muqss(struct rq *rq)
+{
+	lockdep_assert_rq_held(rq);
+	return muqss_queue_first(rq);
+}
+
+/*
  * earliest_deadline_task(): the first task of this CPU's queue it may run,
  * unless the look across the other queues finds an earlier deadline. A
  * task of another CPU sharing the queue moves here.
@@ -360,9 +371,9 @@ static struct task_struct *pick_next_task_muqss(struct rq *rq)
 	/* rq->curr is still the task being switched out. */
 	struct task_struct *prev = rq_curr_locked(rq), *p;
 
-	p = muqss_queue_first(rq);
+	p = pick_task_muqss(rq);
 	if (muqss_pick_look(rq, p ? p->muqss.node.key : U64_MAX))
-		p = muqss_queue_first(rq);
+		p = pick_task_muqss(rq);
 	if (!p) {
 		WRITE_ONCE(rq->muqss.curr_key, U64_MAX);
 		sched_class_mark_idle(rq, true);

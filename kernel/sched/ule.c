@@ -678,12 +678,21 @@ static struct task_struct *ule_choose_but(struct ule_rq *ule, struct task_struct
 	return p;
 }
 
-static struct task_struct *pick_next_task_ule(struct rq *rq)
+/* What this CPU runs next; no side effects, as a pick_task(). */
+static struct task_struct *pick_task_ule(struct rq *rq)
 {
 	struct task_struct *p = ule_choose(ule_rq_of(rq));
 
+	lockdep_assert_rq_held(rq);
 	if (p && sched_stall_injected(p))
 		p = ule_choose_but(ule_rq_of(rq), p);
+	return p;
+}
+
+static struct task_struct *pick_next_task_ule(struct rq *rq)
+{
+	struct task_struct *p = pick_task_ule(rq);
+
 	if (!p) {
 		WRITE_ONCE(ule_rq_of(rq)->lowpri, ULE_PRI_MAX_IDLE);
 		sched_class_mark_idle(rq, true);
@@ -1266,7 +1275,7 @@ static int ule_idle_in(const struct cpumask *allowed, const struct cpumask *span
 
 	for_each_cpu_wrap(cpu, span, prev) {
 		if (!cpumask_test_cpu(cpu, idle) || !cpumask_test_cpu(cpu, allowed) ||
-		    !cpu_active(cpu) || (core && !cpu_smt_in(cpu, idle)))
+		    !cpu_active(cpu) || (core && !sched_class_core_in(cpu, idle)))
 			continue;
 		/* The mask is a hint; the siblings' lowpri is what they run. */
 		if (core ? sched_class_core_idle(cpu, ule_cpu_idle) : ule_cpu_idle(cpu))
