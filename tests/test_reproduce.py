@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import bench, paths, reproduce
+from schedlab import bench, paths, reproduce, stats
 
 SCRIPT = paths.REPO / "scripts" / "reproduce"
 
@@ -223,7 +223,7 @@ def test_boot_shares_split_the_rounds_evenly():
 
 def test_one_boot_keeps_the_pooled_bootstrap():
     values = [1.0, 1.1, 0.9, 1.2, 1.05, 0.95]
-    assert reproduce.bootstrap_boots([values]) == bench.bootstrap_ci(values)
+    assert reproduce.bootstrap_boots([values]) == stats.bootstrap_ci(values)
     assert reproduce.bootstrap_boots([]) == (None, None)
     assert reproduce.bootstrap_boots([[1.0, 1.1], [1.2, 1.3]]) == (None, None)
 
@@ -235,7 +235,7 @@ def test_boots_that_disagree_widen_the_interval():
     rng = random.Random(3)
     first = [1.0 + rng.uniform(-0.02, 0.02) for _ in range(14)]
     second = [1.5 + rng.uniform(-0.02, 0.02) for _ in range(2)]
-    pooled = bench.bootstrap_ci(first + second)
+    pooled = stats.bootstrap_ci(first + second)
     low, high = reproduce.bootstrap_boots([first, second])
     assert pooled[1] < 1.1
     assert low < 1.03 and high > 1.45

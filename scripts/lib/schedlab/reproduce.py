@@ -26,7 +26,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import bench, build, command, paths, reference, vm
+from . import bench, build, command, paths, reference, stats, vm
 
 SCHEMA = 1
 RESULTS = paths.REPO / "results"
@@ -195,33 +195,27 @@ def paired_by_boot(values, base_values, compare, boot_of):
     return [g for g in groups if g]
 
 
-def bootstrap_boots(groups, resamples=bench.BOOTSTRAP_RESAMPLES, level=bench.CONFIDENCE,
+def bootstrap_boots(groups, resamples=stats.BOOTSTRAP_RESAMPLES, level=stats.CONFIDENCE,
                     seed=1):
-    """bench.bootstrap_ci() of the pooled values when one boot ran them all;
+    """stats.bootstrap_ci() of the pooled values when one boot ran them all;
     over several boots a two-stage bootstrap: draw the boots with
     replacement, then the rounds within each drawn boot, so the interval
     widens when the boots disagree, which resampling pooled rounds would
-    hide. (None, None) below bench.MIN_ROUNDS values in all."""
+    hide. (None, None) below stats.MIN_ROUNDS values in all."""
     if len(groups) <= 1:
-        return bench.bootstrap_ci(groups[0] if groups else [], resamples, level, seed)
-    if sum(len(g) for g in groups) < bench.MIN_ROUNDS:
+        return stats.bootstrap_ci(groups[0] if groups else [], resamples, level, seed)
+    if sum(len(g) for g in groups) < stats.MIN_ROUNDS:
         return None, None
-    rng = random.Random(seed)
-    meds = []
-    for _ in range(resamples):
-        drawn = []
-        for group in rng.choices(groups, k=len(groups)):
-            drawn += rng.choices(group, k=len(group))
-        meds.append(statistics.median(drawn))
-    return bench.percentile_interval(meds, level)
+    return stats.bootstrap([groups], grouped=True, resamples=resamples, level=level,
+                           seed=seed)
 
 
 def verdict(low, high, compare="ratio", worse="slower", better="faster"):
-    """bench.verdict's wording ("no difference measured" when the interval
+    """stats.verdict's wording ("no difference measured" when the interval
     holds the neutral value, "too few rounds" without one), with the
     benchmark's own words for a measured difference."""
     shift = 1 if compare == "difference" else 0
-    said = bench.verdict(None if low is None else low + shift,
+    said = stats.verdict(None if low is None else low + shift,
                          None if high is None else high + shift)
     return {"slower": worse, "faster": better}.get(said, said)
 
@@ -295,31 +289,25 @@ def both_bounded(runs, bench_name, variant, base):
     return None
 
 
-def bootstrap_change(a, b, compare="ratio", resamples=bench.BOOTSTRAP_RESAMPLES,
-                     level=bench.CONFIDENCE, seed=1):
+def bootstrap_change(a, b, compare="ratio", resamples=stats.BOOTSTRAP_RESAMPLES,
+                     level=stats.CONFIDENCE, seed=1):
     """Percentile bootstrap interval of median(b) / median(a) (or b - a),
     resampling the rounds of each folder independently: the two runs are
     separate boots, so their rounds do not pair. (None, None) below
-    bench.MIN_ROUNDS in either."""
-    if min(len(a), len(b)) < bench.MIN_ROUNDS:
+    stats.MIN_ROUNDS in either."""
+    if min(len(a), len(b)) < stats.MIN_ROUNDS:
         return None, None
-    rng = random.Random(seed)
-    changes = []
-    for _ in range(resamples):
-        ma = statistics.median(rng.choices(a, k=len(a)))
-        mb = statistics.median(rng.choices(b, k=len(b)))
-        if compare == "difference":
-            changes.append(mb - ma)
-        elif ma > 0:
-            changes.append(mb / ma)
-    if not changes:
-        return None, None
-    return bench.percentile_interval(changes, level)
+    return stats.bootstrap([a, b], lambda ma, mb: change_of_medians(ma, mb, compare),
+                           resamples=resamples, level=level, seed=seed)
 
 
 def change_of(a, b, compare="ratio"):
     """median(b) / median(a), or their difference; None without a base."""
-    ma, mb = statistics.median(a), statistics.median(b)
+    return change_of_medians(statistics.median(a), statistics.median(b), compare)
+
+
+def change_of_medians(ma, mb, compare="ratio"):
+    """mb / ma, or mb - ma; None for a ratio without a positive base."""
     if compare == "difference":
         return mb - ma
     return mb / ma if ma > 0 else None
@@ -618,10 +606,10 @@ def write_report(folder):
         meta = first["metadata"]
         head += [f"Revision {meta['git_revision']}{' (dirty tree)' if meta['git_dirty'] else ''}, "
                  f"{meta['date']}, host CPU {meta['host_cpu']}. Intervals: seeded "
-                 f"bootstrap {int(bench.CONFIDENCE * 100)} % of the median of per-round "
+                 f"bootstrap {int(stats.CONFIDENCE * 100)} % of the median of per-round "
                  f"ratios (or differences) to the base, which alternates with the other "
                  f"variants in one boot (with --boots, the boots are resampled, then the "
-                 f"rounds within them); none below {bench.MIN_ROUNDS} rounds. An interval "
+                 f"rounds within them); none below {stats.MIN_ROUNDS} rounds. An interval "
                  f"that holds 1 (0 for differences) is \"no difference measured\".", ""]
     body = [report_section(doc) for doc in docs.values()]
     out = folder / "report.md"
@@ -811,8 +799,8 @@ def paired_spread(values, kind):
     """How widely one comparison's per-round values scatter, in a way that
     does not shrink with more rounds (an interval's width does): their
     interquartile range, in % of their median for ratios, in the unit for
-    differences. None below bench.MIN_ROUNDS values."""
-    if len(values) < bench.MIN_ROUNDS:
+    differences. None below stats.MIN_ROUNDS values."""
+    if len(values) < stats.MIN_ROUNDS:
         return None
     q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     if kind == "difference":
@@ -2443,9 +2431,9 @@ def main(argv=None):
         [n for n, e in EXPERIMENTS.items() if not e.host_only]
     experiments = [EXPERIMENTS[n] for n in names]
     rounds = a.rounds or (1 if a.quick else 10)
-    if rounds < bench.MIN_ROUNDS and not a.quick:
+    if rounds < stats.MIN_ROUNDS and not a.quick:
         print(f"reproduce: {rounds} rounds give medians but no interval (needs "
-              f"{bench.MIN_ROUNDS})", file=sys.stderr)
+              f"{stats.MIN_ROUNDS})", file=sys.stderr)
     folder = (a.out or result_dir()).resolve()
     workdir = paths.BUILD / "reproduce" / folder.name
     if a.host:
