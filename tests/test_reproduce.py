@@ -1,9 +1,11 @@
 """scripts/reproduce on the host side: argument checks and exit codes,
 metadata, the JSON document, report.md and the PNG from synthetic runs,
 compare, progress, the adapters' parsing (with a fake runner standing in
-for QEMU) and the --host refusal; and one --quick run of every experiment
-in the guest (debug kernel, no timing asserted)."""
+for QEMU), the --host refusal and the package's imports (no cycle); and
+one --quick run of every experiment in the guest (debug kernel, no
+timing asserted)."""
 
+import ast
 import hashlib
 import io
 import json
@@ -871,6 +873,65 @@ def test_quick_fails_on_failed_runs(tmp_path, monkeypatch, capsys):
 def test_a_stall_watchdog_report_is_a_failure():
     failure = class_bench_failure(("watchdog", "reports", "2"), "")
     assert failure == {"bench": "all", "variant": "all", "why": "2 stall-watchdog reports"}
+
+
+# -- the package's imports -----------------------------------------------------
+
+def schedlab_imports():
+    """{module: the modules of scripts/lib/schedlab it imports}, read from
+    the import statements of every file there (inside functions too),
+    relative ones resolved; `from P import M` names module P.M where that
+    is one. A package's __init__, which Python runs before any of its
+    modules, counts only where a statement names it."""
+    lib = paths.REPO / "scripts" / "lib"
+    files = {".".join(p.relative_to(lib).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in (lib / "schedlab").rglob("*.py")}
+    graph = {}
+    for name, path in files.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        graph[name] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names} & set(files)
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(package[:len(package) - node.level + 1]) if node.level else ""
+                module = ".".join(m for m in (base, node.module) if m)
+                graph[name] |= {f"{module}.{a.name}" if f"{module}.{a.name}" in files
+                                else module for a in node.names} & set(files)
+    return graph
+
+
+def import_cycle(graph):
+    """A list of modules each importing the next and the last the first,
+    or None."""
+    state, path = {}, []
+
+    def visit(module):
+        state[module] = "open"
+        path.append(module)
+        for other in sorted(graph[module]):
+            if state.get(other) == "open":
+                return path[path.index(other):]
+            if other not in state and (cycle := visit(other)):
+                return cycle
+        state[module] = "done"
+        path.pop()
+        return None
+    for module in sorted(graph):
+        if module not in state and (cycle := visit(module)):
+            return cycle
+    return None
+
+
+def test_reproduce_package_has_no_import_cycle():
+    """schedlab.reproduce is a package whose modules import in one
+    direction (registry and summary first, cli last), and none of
+    schedlab imports a module that imports it back: bench.py and
+    reproduce share stats.py's bootstrap without importing each other."""
+    graph = schedlab_imports()
+    assert import_cycle(graph) is None, " -> ".join(import_cycle(graph))
+    assert graph["schedlab.bench"] == graph["schedlab.reproduce.summary"] == {"schedlab.stats"}
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c"]
 
 
 # -- the quick run in the guest ----------------------------------------------
