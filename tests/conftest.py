@@ -9,7 +9,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "lib"))
 
-from schedlab import build, paths, reproduce, tap, vm  # noqa: E402
+from schedlab import build, paths, tap, vm  # noqa: E402
+from schedlab.reproduce.experiments.series import marked_runs  # noqa: E402
 
 GUEST_TESTS = paths.GUEST_TESTS
 
@@ -82,7 +83,8 @@ def smt_boot(guest):
     cfs, bmq and muqss through the run-time switch, which moves every
     normal task as a boot with sched= would have placed it. Four boots of
     8 vCPUs cost about a minute and a half more. sched_timeslice=2 is for bmq_smt.sh. Each part
-    opens with reproduce.rotated_command()'s marker, printed only once the
+    opens with rotated_command()'s marker (schedlab/reproduce/experiments/
+    series.py), printed only once the
     switch succeeded; (the boot, {class: its output})."""
     uleload = build.guest_program("uleload")
     steps = [f"echo {cls} >/proc/sys/kernel/sched_class && echo {SMT_MARK} 1 {cls} && " +
@@ -90,7 +92,7 @@ def smt_boot(guest):
               f"sh {GUEST_TESTS}/{script.format(uleload=uleload)}") for cls, script in SMT_PARTS]
     res = guest("; ".join(steps), topology="smt", cmdline="sched=ule sched_timeslice=2",
                 timeout=900)
-    runs = reproduce.marked_runs(res.output, SMT_MARK)
+    runs = marked_runs(res.output, SMT_MARK)
     return res, {cls: "\n".join(lines) for (_, cls), lines in runs.items()}
 
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from schedlab import bench, paths
+from schedlab import bench, paths, stats
 
 SAMPLE = """bench hackbench hackbench -g 10 -l 200
 bench pipe perf bench sched pipe -l 20000
@@ -76,19 +76,19 @@ def test_rounds_pair_each_class_with_cfs_of_the_same_round():
 
 
 def test_bootstrap_interval_and_verdict():
-    assert bench.bootstrap_ci([1.2]) == (None, None)
-    assert bench.bootstrap_ci([1.2, 1.3, 1.1, 1.2]) == (None, None)
-    assert bench.verdict(None, None) == "too few rounds"
-    low, high = bench.bootstrap_ci([1.10, 1.12, 1.08, 1.11, 1.09, 1.13, 1.10, 1.12, 1.11, 1.10])
+    assert stats.bootstrap_ci([1.2]) == (None, None)
+    assert stats.bootstrap_ci([1.2, 1.3, 1.1, 1.2]) == (None, None)
+    assert stats.verdict(None, None) == "too few rounds"
+    low, high = stats.bootstrap_ci([1.10, 1.12, 1.08, 1.11, 1.09, 1.13, 1.10, 1.12, 1.11, 1.10])
     assert 1.08 <= low <= 1.10 <= high <= 1.13
-    assert bench.verdict(low, high) == "slower"
-    low, high = bench.bootstrap_ci([0.8, 1.3, 0.9, 1.2, 1.0, 1.1, 0.85, 1.25, 0.95, 1.05])
+    assert stats.verdict(low, high) == "slower"
+    low, high = stats.bootstrap_ci([0.8, 1.3, 0.9, 1.2, 1.0, 1.1, 0.85, 1.25, 0.95, 1.05])
     assert low < 1 < high
-    assert bench.verdict(low, high) == "no difference measured"
-    assert bench.verdict(0.7, 0.9) == "faster"
+    assert stats.verdict(low, high) == "no difference measured"
+    assert stats.verdict(0.7, 0.9) == "faster"
     # Seeded: the same runs give the same interval.
     runs = [1.0, 2.0, 3.0, 2.5, 1.5]
-    assert bench.bootstrap_ci(runs) == bench.bootstrap_ci(runs)
+    assert stats.bootstrap_ci(runs) == stats.bootstrap_ci(runs)
 
 
 def test_table_states_the_interval_and_verdict():

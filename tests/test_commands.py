@@ -18,7 +18,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from schedlab import build, cli, command, demo, paths, reproduce, vm
+from schedlab import build, cli, command, demo, paths, vm
+from schedlab.reproduce import cli as reproduce_cli
 
 SCRIPTS = paths.REPO / "scripts"
 COMMANDS = sorted(p.name for p in SCRIPTS.iterdir() if p.is_file() and os.access(p, os.X_OK))
@@ -228,8 +229,8 @@ def parsers():
     subs = cli.parser()._subparsers._group_actions[0].choices
     found = {name: subs[name] for name in CLI_COMMANDS}
     found.update({name: load_script(name).parser() for name in SCRIPT_PARSERS + HOST_SCRIPTS})
-    found["reproduce"] = reproduce.parser()
-    found["reproduce compare"] = reproduce.compare_parser()
+    found["reproduce"] = reproduce_cli.parser()
+    found["reproduce compare"] = reproduce_cli.compare_parser()
     return found
 
 

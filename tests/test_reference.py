@@ -19,8 +19,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from schedlab import paths, reference, reproduce, vm
+from schedlab import paths, reference, vm
 from schedlab.paths import GUEST_TESTS
+from schedlab.reproduce.document import METADATA_KEYS, document, validate
+from schedlab.reproduce.experiments.class_bench import BMQ_THESIS
+from schedlab.reproduce.experiments.series import switch_command
+from schedlab.reproduce.registry import EXPERIMENTS, Outcome
+from schedlab.reproduce.report import table
+from schedlab.reproduce.runner import GuestRunner, references_for, run_experiment, sysctl_command
 
 SCRIPT = paths.REPO / "scripts" / "reference-kernel"
 STANDIN = Path(__file__).parent / "data" / "reference-standin.patch"
@@ -159,31 +165,31 @@ def test_a_patch_that_does_not_apply_is_refused(standin, tmp_path):
 # -- the reference variant in scripts/reproduce -----------------------------
 
 def test_reference_variant_is_compared_with_the_class_it_is_the_original_of():
-    exp = reproduce.EXPERIMENTS["bmq-thesis"]
+    exp = EXPERIMENTS["bmq-thesis"]
     info = {"scheduler": "bmq", "patch_sha256": "ab" * 32, "like": "bmq"}
     runs = [{"bench": "messaging-g10", "variant": v, "round": r, "value": value * r,
              "unit": "s"}
             for r in range(1, 6) for v, value in (("cfs", 1.0), ("bmq", 2.0),
                                                    ("prjc-bmq", 3.0))]
-    meta = {k: "" for k in reproduce.METADATA_KEYS}
+    meta = {k: "" for k in METADATA_KEYS}
     meta.update(classes=list(exp.classes), features=[], topology="1x2")
-    doc = reproduce.document(exp, runs, {"messaging-g10": reproduce.BMQ_THESIS["messaging-g10"]},
+    doc = document(exp, runs, {"messaging-g10": BMQ_THESIS["messaging-g10"]},
                              {}, [], meta, {"prjc-bmq": info})
     assert doc["variants"][-1] == "prjc-bmq"
-    assert reproduce.validate(doc) == []
+    assert validate(doc) == []
     vs = doc["summary"]["messaging-g10"]["vs_base"]
     assert vs["prjc-bmq"]["median"] == pytest.approx(1.5)
     assert vs["bmq"]["median"] == pytest.approx(2.0)
-    assert "prjc-bmq vs bmq" in reproduce.table(doc)
-    assert reproduce.switch_command("prjc-bmq") == "[ ! -e /proc/sys/kernel/sched_class ]"
+    assert "prjc-bmq vs bmq" in table(doc)
+    assert switch_command("prjc-bmq") == "[ ! -e /proc/sys/kernel/sched_class ]"
 
 
 def test_reference_runs_only_experiments_of_its_class():
     refs = {"prjc-bmq": {"scheduler": "bmq"}, "prjc-pds": {"scheduler": "pds"},
             "standin": {"scheduler": "none"}}
-    assert set(reproduce.references_for(reproduce.EXPERIMENTS["bmq-thesis"], refs)) == \
+    assert set(references_for(EXPERIMENTS["bmq-thesis"], refs)) == \
         set(refs)
-    assert reproduce.references_for(reproduce.EXPERIMENTS["wasted-cores"], refs) == {}
+    assert references_for(EXPERIMENTS["wasted-cores"], refs) == {}
 
 
 # -- the real comparison ----------------------------------------------------
@@ -253,28 +259,28 @@ def test_our_bmq_runs_as_the_original_beside_project_c(monkeypatch, tmp_path):
     def boot(command, topology, cmdline, **kw):
         commands.append((kw["kernel"], command))
         return SimpleNamespace(output="", status=0)
-    monkeypatch.setattr(reproduce.vm, "boot", boot)
-    monkeypatch.setattr(reproduce.vm, "resolve_accel", lambda kernel, mode: "tcg")
-    monkeypatch.setattr(reproduce.reference, "kernel_image", lambda name: Path("/ref") / name)
-    runner = reproduce.GuestRunner("debug", "mttcg", tmp_path)
+    monkeypatch.setattr(vm, "boot", boot)
+    monkeypatch.setattr(vm, "resolve_accel", lambda kernel, mode: "tcg")
+    monkeypatch.setattr(reference, "kernel_image", lambda name: Path("/ref") / name)
+    runner = GuestRunner("debug", "mttcg", tmp_path)
     seen = []
 
     def run(ctx, topology):
         seen.append(dict(getattr(ctx.runner, "sysctls", {})))
         ctx.runner.run("true", topology, "tag")
-        return reproduce.Outcome(runs=[], benches={})
+        return Outcome(runs=[], benches={})
     exp = SimpleNamespace(topologies_for=lambda *a: ["1x2"], run=run, variants=("cfs", "bmq"),
                           estimate=lambda *a: 1.0)
     ctx = SimpleNamespace(runner=runner, references={"prjc-bmq": {"scheduler": "bmq"}},
                           rounds=1, boots=1, progress=None, classes=(), quick=True)
-    monkeypatch.setattr(reproduce, "references_for", lambda exp, refs: refs)
-    reproduce.run_experiment(exp, 0, ctx, None, False)
+    monkeypatch.setattr("schedlab.reproduce.runner.references_for", lambda exp, refs: refs)
+    run_experiment(exp, 0, ctx, None, False)
     assert seen == [{"sched_bmq_kernel_boost": 0}, {}]
     ours, theirs = commands
     assert "echo 0 >/proc/sys/kernel/sched_bmq_kernel_boost ||" in ours[1]
     assert "sched_bmq" not in theirs[1] and theirs[0] == Path("/ref/prjc-bmq")
     assert runner.sysctls == {}
-    set_it = reproduce.sysctl_command({"sched_bmq_kernel_boost": 0})
+    set_it = sysctl_command({"sched_bmq_kernel_boost": 0})
     res = subprocess.run(["sh", "-c", set_it.replace("/proc/sys/kernel", str(tmp_path))
                           + "echo went on"], capture_output=True, text=True)
     assert res.stdout == "went on\n" and (tmp_path / "sched_bmq_kernel_boost").read_text() == "0\n"

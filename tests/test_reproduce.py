@@ -1,21 +1,41 @@
 """scripts/reproduce on the host side: argument checks and exit codes,
 metadata, the JSON document, report.md and the PNG from synthetic runs,
 compare, progress, the adapters' parsing (with a fake runner standing in
-for QEMU) and the --host refusal; and one --quick run of every experiment
-in the guest (debug kernel, no timing asserted)."""
+for QEMU), the --host refusal and the package's imports (no cycle); and
+one --quick run of every experiment in the guest (debug kernel, no
+timing asserted)."""
 
+import ast
 import hashlib
 import io
 import json
 import random
 import re
 import subprocess
+import threading
+import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from schedlab import bench, paths, reproduce
+from schedlab import bench, build, paths, reproduce, stats
+from schedlab.reproduce.compare import compare, paired_spread, spread
+from schedlab.reproduce.document import METADATA_KEYS, check_png, document, load_folder, validate
+from schedlab.reproduce.experiments.class_bench import MUQSS_THESIS, WAKEUP, class_bench_failure
+from schedlab.reproduce.experiments.series import marked_runs, rotated_command, switch_command
+from schedlab.reproduce.experiments.smt import parse_smt
+from schedlab.reproduce.experiments.starvation import parse_starvation
+from schedlab.reproduce.experiments.unpin import parse_unpin, unpin_window
+from schedlab.reproduce.experiments.wasted_cores import WASTED_BENCHES, wasted_runs
+from schedlab.reproduce.metadata import config_hash, cpu_model, git_state, metadata, result_dir
+from schedlab.reproduce.progress import Progress
+from schedlab.reproduce.registry import (CLASSES, EXPERIMENTS, MUQSS_NONE, RQSHARE, SCHED_CLASS,
+                                         SHARE_CLASSES, ReproduceError, bench_info)
+from schedlab.reproduce.report import describe_vs, report_section, save
+from schedlab.reproduce.runner import (BOOT_SECONDS, QUICK_TIMEOUT_MIN, RELEASE_MARK, Boot,
+                                       Context, boot_shares, host_refusal, run_experiment)
+from schedlab.reproduce.summary import bootstrap_boots, bootstrap_change, paired, summarise
 
 SCRIPT = paths.REPO / "scripts" / "reproduce"
 
@@ -51,7 +71,7 @@ def test_bad_arguments_exit_2_with_one_line_before_building(args, says):
 
 def test_host_refuses_without_the_run_time_switch():
     """This host runs no patched kernel: --host must say so and stop."""
-    if reproduce.SCHED_CLASS.exists():
+    if SCHED_CLASS.exists():
         pytest.skip("this kernel has kernel.sched_class")
     proc = script("--host", "wakeup")
     assert proc.returncode == 2
@@ -60,10 +80,10 @@ def test_host_refuses_without_the_run_time_switch():
 
 def test_host_refusal_reasons(tmp_path):
     knob = tmp_path / "sched_class"
-    assert "does not exist" in reproduce.host_refusal(knob, euid=0)
+    assert "does not exist" in host_refusal(knob, euid=0)
     knob.write_text("cfs\n")
-    assert "needs root" in reproduce.host_refusal(knob, euid=1000)
-    assert reproduce.host_refusal(knob, euid=0) is None
+    assert "needs root" in host_refusal(knob, euid=1000)
+    assert host_refusal(knob, euid=0) is None
 
 
 def test_help_and_list_build_nothing():
@@ -71,7 +91,7 @@ def test_help_and_list_build_nothing():
     assert proc.returncode == 0 and "compare A B" in proc.stdout and "--quick" in proc.stdout
     proc = script("--list")
     assert proc.returncode == 0
-    for name in reproduce.EXPERIMENTS:
+    for name in EXPERIMENTS:
         assert f"\n{name} " in "\n" + proc.stdout
 
 
@@ -80,18 +100,18 @@ def test_figures_timed_with_three_classes_scale_to_the_classes_run_now():
     (three classes) grow with the fourth class; muqss-thesis's were timed
     with four and grow with MuQSS's second queue-sharing mode, as
     smt-spread's grow with both; wasted-cores compares a feature off and on."""
-    wakeup, thesis = reproduce.EXPERIMENTS["wakeup"], reproduce.EXPERIMENTS["muqss-thesis"]
+    wakeup, thesis = EXPERIMENTS["wakeup"], EXPERIMENTS["muqss-thesis"]
     assert wakeup.estimate("1x2", False) == pytest.approx(wakeup.seconds_per_round * 4 / 3)
     assert wakeup.estimate("1x2", True) == pytest.approx(wakeup.quick_seconds * 4 / 3)
     assert thesis.estimate("1x2", False) == pytest.approx(thesis.seconds_per_round * 5 / 4)
-    smt = reproduce.EXPERIMENTS["smt-spread"]
+    smt = EXPERIMENTS["smt-spread"]
     assert smt.estimate("smt", False) == pytest.approx(smt.seconds_per_round * 5 / 3)
-    wasted = reproduce.EXPERIMENTS["wasted-cores"]
+    wasted = EXPERIMENTS["wasted-cores"]
     assert wasted.estimate("4x2", False) == wasted.seconds_per_round
 
 
 def test_topologies_follow_t_only_where_the_experiment_allows():
-    ex = reproduce.EXPERIMENTS
+    ex = EXPERIMENTS
     assert ex["wakeup"].topologies_for(None, False, False) == ["1x2"]
     assert ex["wakeup"].topologies_for("2x4", False, False) == ["2x4"]
     assert ex["wakeup"].topologies_for(None, True, False) == ["1x2"]
@@ -110,20 +130,20 @@ def test_topologies_follow_t_only_where_the_experiment_allows():
 def test_metadata_has_every_key(tmp_path):
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: Test CPU 9000\nflags\t: x\n")
-    assert reproduce.cpu_model(cpuinfo) == "Test CPU 9000"
-    assert reproduce.cpu_model(tmp_path / "missing") == "unknown"
+    assert cpu_model(cpuinfo) == "Test CPU 9000"
+    assert cpu_model(tmp_path / "missing") == "unknown"
     config = tmp_path / ".config"
     config.write_text("CONFIG_SCHED_ULE=y\n")
-    digest = reproduce.config_hash(config)
+    digest = config_hash(config)
     assert digest == hashlib.sha256(b"CONFIG_SCHED_ULE=y\n").hexdigest()
-    assert reproduce.config_hash(tmp_path / "none") is None
-    meta = reproduce.metadata(reproduce.EXPERIMENTS["wasted-cores"], release="6.1.192",
-                              config="base", config_sha256=digest, topologies=["4x2"],
-                              qemu_mode="icount", rounds=10, quick=False,
-                              argv=["scripts/reproduce", "wasted-cores"],
-                              git=("abc1234", True), cpu="Test CPU",
-                              now=datetime(2026, 1, 2, 3, 4, 5))
-    assert set(reproduce.METADATA_KEYS) <= set(meta)
+    assert config_hash(tmp_path / "none") is None
+    meta = metadata(EXPERIMENTS["wasted-cores"], release="6.1.192",
+                    config="base", config_sha256=digest, topologies=["4x2"],
+                    qemu_mode="icount", rounds=10, quick=False,
+                    argv=["scripts/reproduce", "wasted-cores"],
+                    git=("abc1234", True), cpu="Test CPU",
+                    now=datetime(2026, 1, 2, 3, 4, 5))
+    assert set(METADATA_KEYS) <= set(meta)
     assert meta["topology"] == "4x2" and meta["features"] == ["GROUP_MIN_LOAD",
                                                               "WAKE_IDLE_LONGEST"]
     assert meta["git_dirty"] is True and meta["qemu_mode"] == "icount"
@@ -131,20 +151,20 @@ def test_metadata_has_every_key(tmp_path):
 
 
 def test_git_state_of_this_repository():
-    rev, dirty = reproduce.git_state()
+    rev, dirty = git_state()
     assert len(rev) >= 7 and isinstance(dirty, bool)
 
 
 def test_result_dir_is_named_by_date_and_revision_and_never_reused(tmp_path):
     now = datetime(2026, 3, 4)
-    first = reproduce.result_dir(tmp_path, now, ("abc1234", False))
+    first = result_dir(tmp_path, now, ("abc1234", False))
     assert first.name == "2026-03-04-abc1234"
-    assert reproduce.result_dir(tmp_path, now, ("abc1234", True)).name == \
+    assert result_dir(tmp_path, now, ("abc1234", True)).name == \
         "2026-03-04-abc1234-dirty"
     first.mkdir()
-    assert reproduce.result_dir(tmp_path, now, ("abc1234", False)) == first  # empty: reused
+    assert result_dir(tmp_path, now, ("abc1234", False)) == first  # empty: reused
     (first / "wakeup.json").write_text("{}")
-    assert reproduce.result_dir(tmp_path, now, ("abc1234", False)).name == \
+    assert result_dir(tmp_path, now, ("abc1234", False)).name == \
         "2026-03-04-abc1234-2"
 
 
@@ -172,19 +192,19 @@ def synthetic(rounds=10, ule_factor=1.5, seed=3, name="wakeup"):
                             ("muqss", 60)):
             runs.append({"bench": "frames-40", "variant": cls, "round": rnd,
                          "value": float(missed), "unit": "% frames missed"})
-    benches = {"hackbench": reproduce.bench_info("s"),
-               "frames-40": reproduce.bench_info("% frames missed", "difference",
-                                                 "more missed", "fewer missed")}
-    exp = reproduce.EXPERIMENTS[name]
-    meta = reproduce.metadata(exp, release="6.1.192-test", config="base",
-                              config_sha256="0" * 64, topologies=["1x2"], qemu_mode="mttcg",
-                              rounds=rounds, quick=False, argv=["scripts/reproduce"],
-                              git=("abc1234", False), cpu="Test CPU")
-    return reproduce.document(exp, runs, benches, {"hackbench": "hackbench -g 10"}, [], meta)
+    benches = {"hackbench": bench_info("s"),
+               "frames-40": bench_info("% frames missed", "difference",
+                                       "more missed", "fewer missed")}
+    exp = EXPERIMENTS[name]
+    meta = metadata(exp, release="6.1.192-test", config="base",
+                    config_sha256="0" * 64, topologies=["1x2"], qemu_mode="mttcg",
+                    rounds=rounds, quick=False, argv=["scripts/reproduce"],
+                    git=("abc1234", False), cpu="Test CPU")
+    return document(exp, runs, benches, {"hackbench": "hackbench -g 10"}, [], meta)
 
 
 def test_summary_pairs_rounds_and_states_the_verdict():
-    summary = reproduce.summarise(synthetic())
+    summary = summarise(synthetic())
     hb = summary["hackbench"]
     assert hb["variants"]["cfs"]["n"] == 10
     ule, bmq = hb["vs_base"]["ule"], hb["vs_base"]["bmq"]
@@ -206,26 +226,26 @@ def test_two_bounds_are_not_a_measured_difference():
     for run in doc["runs"]:
         if run["bench"] == "hackbench" and run["variant"] in ("cfs", "ule"):
             run["settled_at_first_sample"] = run["round"] > 3
-    hb = reproduce.summarise(doc)["hackbench"]["vs_base"]
+    hb = summarise(doc)["hackbench"]["vs_base"]
     assert hb["ule"]["ci"][0] > 1
     assert hb["ule"]["verdict"] == "not measured: both there by the first sample in most rounds"
     assert hb["bmq"]["verdict"] == "no difference measured"
     for run in doc["runs"]:
         run["settled_at_first_sample"] = run["variant"] == "cfs"
-    assert reproduce.summarise(doc)["hackbench"]["vs_base"]["ule"]["verdict"] == "slower"
+    assert summarise(doc)["hackbench"]["vs_base"]["ule"]["verdict"] == "slower"
 
 
 def test_boot_shares_split_the_rounds_evenly():
-    assert reproduce.boot_shares(10, 1) == [10]
-    assert reproduce.boot_shares(10, 3) == [4, 3, 3]
-    assert reproduce.boot_shares(4, 4) == [1, 1, 1, 1]
+    assert boot_shares(10, 1) == [10]
+    assert boot_shares(10, 3) == [4, 3, 3]
+    assert boot_shares(4, 4) == [1, 1, 1, 1]
 
 
 def test_one_boot_keeps_the_pooled_bootstrap():
     values = [1.0, 1.1, 0.9, 1.2, 1.05, 0.95]
-    assert reproduce.bootstrap_boots([values]) == bench.bootstrap_ci(values)
-    assert reproduce.bootstrap_boots([]) == (None, None)
-    assert reproduce.bootstrap_boots([[1.0, 1.1], [1.2, 1.3]]) == (None, None)
+    assert bootstrap_boots([values]) == stats.bootstrap_ci(values)
+    assert bootstrap_boots([]) == (None, None)
+    assert bootstrap_boots([[1.0, 1.1], [1.2, 1.3]]) == (None, None)
 
 
 def test_boots_that_disagree_widen_the_interval():
@@ -235,8 +255,8 @@ def test_boots_that_disagree_widen_the_interval():
     rng = random.Random(3)
     first = [1.0 + rng.uniform(-0.02, 0.02) for _ in range(14)]
     second = [1.5 + rng.uniform(-0.02, 0.02) for _ in range(2)]
-    pooled = bench.bootstrap_ci(first + second)
-    low, high = reproduce.bootstrap_boots([first, second])
+    pooled = stats.bootstrap_ci(first + second)
+    low, high = bootstrap_boots([first, second])
     assert pooled[1] < 1.1
     assert low < 1.03 and high > 1.45
 
@@ -248,58 +268,58 @@ def test_summary_over_boots_resamples_them_and_says_how_many():
         if run["boot"] == 2 and run["variant"] == "bmq" and run["bench"] == "hackbench":
             run["value"] *= 2
     doc["metadata"]["boots"] = 2
-    hb = reproduce.summarise(doc)["hackbench"]["vs_base"]
+    hb = summarise(doc)["hackbench"]["vs_base"]
     assert hb["ule"]["boots"] == 2 and hb["ule"]["verdict"] == "slower"
     assert hb["bmq"]["ci"][0] < 1.3 and hb["bmq"]["ci"][1] > 1.8
-    assert "10 rounds in 2 boots): slower" in reproduce.describe_vs(hb["ule"])
-    assert "10 round(s) in 2 boots" in reproduce.report_section(doc)
+    assert "10 rounds in 2 boots): slower" in describe_vs(hb["ule"])
+    assert "10 round(s) in 2 boots" in report_section(doc)
     assert "boots" in synthetic()["metadata"] and \
-        "in 1 boots" not in reproduce.describe_vs(
-            reproduce.summarise(synthetic())["hackbench"]["vs_base"]["ule"])
+        "in 1 boots" not in describe_vs(
+            summarise(synthetic())["hackbench"]["vs_base"]["ule"])
 
 
 def test_a_measured_difference_never_prints_as_none():
     stat = {"n": 10, "median": 0.99979582, "ci": [0.99976, 0.99984],
             "verdict": "faster"}
-    assert reproduce.describe_vs(stat) == "0.99980 (0.99976 to 0.99984, 10 rounds): faster"
+    assert describe_vs(stat) == "0.99980 (0.99976 to 0.99984, 10 rounds): faster"
     stat = {"n": 10, "median": 0.0002, "ci": [0.0001, 0.0003], "verdict": "higher"}
-    assert reproduce.describe_vs(stat, 0.0) == "0.0002 (0.0001 to 0.0003, 10 rounds): higher"
+    assert describe_vs(stat, 0.0) == "0.0002 (0.0001 to 0.0003, 10 rounds): higher"
     stat = {"n": 10, "median": 0.987, "ci": [0.95, 1.0], "verdict": "no difference measured"}
-    assert reproduce.describe_vs(stat).startswith("0.987 (0.950 to 1.000,")
+    assert describe_vs(stat).startswith("0.987 (0.950 to 1.000,")
 
 
 def test_too_few_rounds_give_no_interval():
-    hb = reproduce.summarise(synthetic(rounds=2))["hackbench"]["vs_base"]["ule"]
+    hb = summarise(synthetic(rounds=2))["hackbench"]["vs_base"]["ule"]
     assert hb["ci"] == [None, None] and hb["verdict"] == "too few rounds"
 
 
 def test_pairs_skip_rounds_missing_on_either_side_and_zero_bases():
-    assert reproduce.paired({1: 2.0, 2: 3.0, 3: 1.0}, {1: 1.0, 3: 0.0}, "ratio") == [2.0]
-    assert reproduce.paired({1: 2.0, 3: 1.0}, {1: 1.0, 3: 0.0}, "difference") == [1.0, 1.0]
+    assert paired({1: 2.0, 2: 3.0, 3: 1.0}, {1: 1.0, 3: 0.0}, "ratio") == [2.0]
+    assert paired({1: 2.0, 3: 1.0}, {1: 1.0, 3: 0.0}, "difference") == [1.0, 1.0]
 
 
 def test_document_is_well_formed_and_problems_are_named():
     doc = synthetic()
-    assert reproduce.validate(json.loads(json.dumps(doc))) == []
+    assert validate(json.loads(json.dumps(doc))) == []
     broken = json.loads(json.dumps(doc))
     broken["runs"][0]["value"] = "fast"
     broken["runs"][1]["variant"] = "eevdf"
     del broken["metadata"]["config_sha256"]
-    problems = reproduce.validate(broken)
+    problems = validate(broken)
     assert any("value 'fast'" in p for p in problems)
     assert any("unknown variant 'eevdf'" in p for p in problems)
     assert any("config_sha256" in p for p in problems)
-    assert reproduce.validate({"schema": 1}) != []
-    assert reproduce.validate({**doc, "runs": []}) == ["no runs"]
+    assert validate({"schema": 1}) != []
+    assert validate({**doc, "runs": []}) == ["no runs"]
 
 
 def test_save_writes_json_png_and_report(tmp_path):
     doc = synthetic()
-    json_path, png, report = reproduce.save(doc, tmp_path)
-    assert reproduce.validate(json.loads(json_path.read_text())) == []
-    assert reproduce.check_png(png) == []
+    json_path, png, report = save(doc, tmp_path)
+    assert validate(json.loads(json_path.read_text())) == []
+    assert check_png(png) == []
     text = report.read_text()
-    exp = reproduce.EXPERIMENTS["wakeup"]
+    exp = EXPERIMENTS["wakeup"]
     assert f"## wakeup: {exp.title}" in text
     assert f"Reproduces: {exp.seed}." in text and f"Published shape: {exp.published}" in text
     assert "| benchmark | unit | cfs | ule | bmq | muqss | compared as | ule vs cfs | " \
@@ -309,7 +329,7 @@ def test_save_writes_json_png_and_report(tmp_path):
     assert "![wakeup](wakeup.png)" in text and "kernel 6.1.192-test" in text
     # A second experiment in the same folder joins the report.
     other = synthetic(name="bmq-thesis")
-    reproduce.save(other, tmp_path)
+    save(other, tmp_path)
     text = report.read_text()
     assert text.index("## wakeup") < text.index("## bmq-thesis")
 
@@ -317,18 +337,18 @@ def test_save_writes_json_png_and_report(tmp_path):
 def test_check_png_rejects_what_is_not_a_png(tmp_path):
     bad = tmp_path / "x.png"
     bad.write_bytes(b"not a png" * 20)
-    assert reproduce.check_png(bad) == ["x.png: not a PNG"]
-    assert reproduce.check_png(tmp_path / "none.png") == ["none.png: missing"]
+    assert check_png(bad) == ["x.png: not a PNG"]
+    assert check_png(tmp_path / "none.png") == ["none.png: missing"]
 
 
 # -- compare -----------------------------------------------------------------
 
 def test_compare_two_folders(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    reproduce.save(synthetic(ule_factor=1.0, seed=4), a)
-    reproduce.save(synthetic(ule_factor=1.5, seed=5), b)
-    reproduce.save(synthetic(name="smt-spread"), b)
-    text = reproduce.compare(a, b)
+    save(synthetic(ule_factor=1.0, seed=4), a)
+    save(synthetic(ule_factor=1.5, seed=5), b)
+    save(synthetic(name="smt-spread"), b)
+    text = compare(a, b)
     assert "In one folder only (not compared): smt-spread" in text
     ule = next(line for line in text.splitlines() if line.startswith("| hackbench | ule/cfs"))
     cells = [c.strip() for c in ule.strip("|").split("|")]
@@ -342,19 +362,19 @@ def test_compare_two_folders(tmp_path):
 
 def test_compare_script_prints_the_table(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    reproduce.save(synthetic(seed=1), a)
-    reproduce.save(synthetic(seed=2), b)
+    save(synthetic(seed=1), a)
+    save(synthetic(seed=2), b)
     proc = script("compare", str(a), str(b))
     assert proc.returncode == 0, proc.stderr
     assert "## wakeup" in proc.stdout and "| hackbench | ule/cfs |" in proc.stdout
 
 
 def test_paired_spread_is_the_interquartile_range():
-    assert reproduce.paired_spread([1.0, 2.0, 3.0, 4.0], "ratio") is None   # too few
+    assert paired_spread([1.0, 2.0, 3.0, 4.0], "ratio") is None   # too few
     values = [0.9, 1.0, 1.0, 1.1, 1.2]
     # Quartiles 1.0 and 1.1 around a median of 1.0: 10 % of it.
-    assert reproduce.paired_spread(values, "ratio") == pytest.approx(10.0)
-    assert reproduce.paired_spread([v * 3 for v in values], "difference") \
+    assert paired_spread(values, "ratio") == pytest.approx(10.0)
+    assert paired_spread([v * 3 for v in values], "difference") \
         == pytest.approx(0.3)
 
 
@@ -371,10 +391,10 @@ def moded(doc, mode, noise, seed):
 
 def test_spread_marks_the_quieter_mode(tmp_path):
     quiet, loud = tmp_path / "icount", tmp_path / "mttcg"
-    reproduce.save(moded(synthetic(), "icount", 0.01, 1), quiet)
-    reproduce.save(moded(synthetic(), "mttcg", 0.4, 2), loud)
-    reproduce.save(synthetic(name="smt-spread"), loud)
-    text = reproduce.spread([loud, quiet])
+    save(moded(synthetic(), "icount", 0.01, 1), quiet)
+    save(moded(synthetic(), "mttcg", 0.4, 2), loud)
+    save(synthetic(name="smt-spread"), loud)
+    text = spread([loud, quiet])
     assert "| benchmark | what | mttcg (10 rounds, mttcg) | icount (10 rounds, icount) |" \
         in text
     row = next(line for line in text.splitlines() if line.startswith("| hackbench | ule/cfs"))
@@ -395,16 +415,16 @@ def test_spread_over_the_first_rounds_only(tmp_path):
     for run in doc["runs"]:
         if run["round"] > 5 and run["variant"] == "ule":
             run["value"] *= 0.2 + 0.6 * (run["round"] - 6)
-    reproduce.save(doc, long)
-    reproduce.save(moded(synthetic(rounds=5), "icount", 0.01, 4), short)
+    save(doc, long)
+    save(moded(synthetic(rounds=5), "icount", 0.01, 4), short)
 
     def hackbench_cells(text):
         row = next(line for line in text.splitlines() if line.startswith("| hackbench | ule/cfs"))
         return [float(c.strip().rstrip("*")) for c in row.strip("|").split("|")[2:]]
-    every = hackbench_cells(reproduce.spread([long, short]))
-    first = hackbench_cells(reproduce.spread([long, short], rounds=5))
+    every = hackbench_cells(spread([long, short]))
+    first = hackbench_cells(spread([long, short], rounds=5))
     assert every[0] > 20 and first[0] < 10 and first[1] == every[1]
-    text = reproduce.spread([long, short], rounds=5)
+    text = spread([long, short], rounds=5)
     assert "mttcg (first 5 of 10 rounds, long) | icount (5 rounds, short) |" in text
     proc = script("spread", "--rounds", "0", str(long), str(short))
     assert proc.returncode == 2 and "not a positive whole number" in proc.stderr
@@ -412,21 +432,21 @@ def test_spread_over_the_first_rounds_only(tmp_path):
 
 def test_spread_script_needs_two_result_folders(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    reproduce.save(synthetic(seed=1), a)
+    save(synthetic(seed=1), a)
     proc = script("spread", str(a))
     assert proc.returncode == 2 and proc.stderr.strip() == \
         "reproduce spread: give two or more result folders"
     proc = script("spread", str(a), str(b))
     assert proc.returncode == 2 and "is not a result folder" in proc.stderr
-    reproduce.save(moded(synthetic(seed=2), "tcg", 0.1, 3), b)
+    save(moded(synthetic(seed=2), "tcg", 0.1, 3), b)
     proc = script("spread", str(a), str(b))
     assert proc.returncode == 0, proc.stderr
     assert "## wakeup" in proc.stdout and "| hackbench | ule/cfs (%) |" in proc.stdout
 
 
 def test_bootstrap_change_needs_enough_rounds():
-    assert reproduce.bootstrap_change([1.0] * 4, [2.0] * 10) == (None, None)
-    low, high = reproduce.bootstrap_change([1.0] * 6, [3.0] * 6, "difference")
+    assert bootstrap_change([1.0] * 4, [2.0] * 10) == (None, None)
+    low, high = bootstrap_change([1.0] * 6, [3.0] * 6, "difference")
     assert low == high == 2.0
 
 
@@ -435,8 +455,8 @@ def test_bootstrap_change_needs_enough_rounds():
 def test_progress_reports_experiment_round_elapsed_and_estimate():
     now = [0.0]
     out = io.StringIO()
-    progress = reproduce.Progress([("wakeup", [100.0]), ("smt-spread", [200.0])],
-                                  stream=out, clock=lambda: now[0])
+    progress = Progress([("wakeup", [100.0]), ("smt-spread", [200.0])],
+                        stream=out, clock=lambda: now[0])
     progress.begin(0, 0, "1x2", 10)
     now[0] = 10
     progress.at_round(1)
@@ -456,14 +476,14 @@ def test_progress_reports_experiment_round_elapsed_and_estimate():
 def test_progress_heartbeat_repeats_a_line_that_did_not_change():
     now = [0.0]
     out = io.StringIO()
-    progress = reproduce.Progress([("smt-spread", [300.0])], stream=out, clock=lambda: now[0])
+    progress = Progress([("smt-spread", [300.0])], stream=out, clock=lambda: now[0])
     progress.begin(0, 0, "smt", 1)
-    stop = reproduce.threading.Event()
-    thread = reproduce.threading.Thread(target=progress.heartbeat, args=(0.01, stop))
+    stop = threading.Event()
+    thread = threading.Thread(target=progress.heartbeat, args=(0.01, stop))
     thread.start()
     now[0] = 100.0
     while out.getvalue().count("\n") < 2:
-        reproduce.time.sleep(0.01)
+        time.sleep(0.01)
     stop.set()
     thread.join()
     assert out.getvalue().splitlines()[1].startswith(
@@ -493,11 +513,11 @@ class FakeRunner:
         text = self.output(command, topology) if callable(self.output) else self.output
         for line in text.splitlines():
             on_line(line)
-        return reproduce.Boot(text, "6.1.192-fake", 0, self.tmp_path)
+        return Boot(text, "6.1.192-fake", 0, self.tmp_path)
 
 
-def class_bench_output(rounds, benches, classes=reproduce.CLASSES):
-    lines = [f"{reproduce.RELEASE_MARK} 6.1.192-fake"]
+def class_bench_output(rounds, benches, classes=CLASSES):
+    lines = [f"{RELEASE_MARK} 6.1.192-fake"]
     lines += [f"bench {b} {b} --some-args" for b in benches]
     for rnd in range(1, rounds + 1):
         for cls in classes:
@@ -507,15 +527,14 @@ def class_bench_output(rounds, benches, classes=reproduce.CLASSES):
 
 
 def test_wakeup_adapter_turns_class_bench_output_into_runs(tmp_path):
-    runner = FakeRunner(tmp_path, class_bench_output(2, reproduce.WAKEUP))
-    ctx = reproduce.Context(rounds=2, quick=True, runner=runner, build_programs=False)
-    outcome, topologies = reproduce.run_experiment(reproduce.EXPERIMENTS["wakeup"], 0, ctx,
-                                                   None, False)
+    runner = FakeRunner(tmp_path, class_bench_output(2, WAKEUP))
+    ctx = Context(rounds=2, quick=True, runner=runner, build_programs=False)
+    outcome, topologies = run_experiment(EXPERIMENTS["wakeup"], 0, ctx, None, False)
     assert topologies == ["1x2"]
     cmd = runner.commands[0][0]
     assert "class_bench.sh 'cfs ule bmq muqss' 2 0 wakeup" in cmd
     assert len(outcome.runs) == 2 * 4 * 5 and not outcome.failures
-    assert set(outcome.benches) == set(reproduce.WAKEUP)
+    assert set(outcome.benches) == set(WAKEUP)
     run = next(r for r in outcome.runs if r["variant"] == "ule" and r["round"] == 2)
     assert run["value"] == pytest.approx(2.2) and run["topology"] == "1x2"
 
@@ -526,24 +545,24 @@ def test_a_quick_boot_may_hang_for_minutes_not_a_quarter_of_an_hour(tmp_path):
     keep their generous limit."""
     limits = {}
     for quick in (True, False):
-        runner = FakeRunner(tmp_path, class_bench_output(1, reproduce.WAKEUP))
-        ctx = reproduce.Context(rounds=1, quick=quick, runner=runner, build_programs=False)
-        reproduce.run_experiment(reproduce.EXPERIMENTS["wakeup"], 0, ctx, None, False)
+        runner = FakeRunner(tmp_path, class_bench_output(1, WAKEUP))
+        ctx = Context(rounds=1, quick=quick, runner=runner, build_programs=False)
+        run_experiment(EXPERIMENTS["wakeup"], 0, ctx, None, False)
         limits[quick] = runner.commands[0][2]
-    estimate = reproduce.BOOT_SECONDS + reproduce.EXPERIMENTS["wakeup"].estimate("1x2", True)
-    assert reproduce.QUICK_TIMEOUT_MIN <= limits[True] <= 3 * estimate < 900
+    estimate = BOOT_SECONDS + EXPERIMENTS["wakeup"].estimate("1x2", True)
+    assert QUICK_TIMEOUT_MIN <= limits[True] <= 3 * estimate < 900
     assert limits[False] >= 900
 
 
 def test_scaling_adapter_names_runs_by_topology_and_notes_missing_ones(tmp_path):
     def output(command, topology):
-        classes = ("cfs", "ule") if topology == "2x4" else reproduce.CLASSES
+        classes = ("cfs", "ule") if topology == "2x4" else CLASSES
         return class_bench_output(1, ("sysbench-threads", "sysbench-mutex"), classes)
     runner = FakeRunner(tmp_path, output)
-    ctx = reproduce.Context(rounds=1, quick=False, runner=runner, build_programs=False)
+    ctx = Context(rounds=1, quick=False, runner=runner, build_programs=False)
     ctx.program = lambda name: Path("/bin/true")
-    outcome, topologies = reproduce.run_experiment(
-        reproduce.EXPERIMENTS["sysbench-scaling"], 0, ctx, None, False)
+    outcome, topologies = run_experiment(
+        EXPERIMENTS["sysbench-scaling"], 0, ctx, None, False)
     assert topologies == ["1x2", "2x4", "4x8"]
     assert "'sysbench-threads,sysbench-mutex'" in runner.commands[0][0]
     assert {r["bench"] for r in outcome.runs} == {
@@ -556,29 +575,27 @@ def test_muqss_thesis_adapter_passes_the_frame_task_and_the_lua_tree(tmp_path, m
     """Seed 004's three tests in one class_bench.sh boot: the frame task
     (uleload) and the applications' Lua tree reach the guest, every class
     runs every benchmark, and missed frames compare as a difference."""
-    monkeypatch.setattr(reproduce, "apps_inputs", lambda: tmp_path / "apps")
-    runner = FakeRunner(tmp_path, class_bench_output(2, reproduce.MUQSS_THESIS,
-                                                     reproduce.SHARE_CLASSES))
-    ctx = reproduce.Context(rounds=2, quick=False, runner=runner, build_programs=False)
+    monkeypatch.setattr("schedlab.reproduce.experiments.class_bench.apps_inputs", lambda: tmp_path / "apps")
+    runner = FakeRunner(tmp_path, class_bench_output(2, MUQSS_THESIS, SHARE_CLASSES))
+    ctx = Context(rounds=2, quick=False, runner=runner, build_programs=False)
     ctx.program = lambda name: Path(f"/progs/{name}")
-    outcome, _ = reproduce.run_experiment(reproduce.EXPERIMENTS["muqss-thesis"], 0, ctx,
-                                          None, False)
+    outcome, _ = run_experiment(EXPERIMENTS["muqss-thesis"], 0, ctx, None, False)
     cmd = runner.commands[0][0]
     assert cmd.endswith(f"class_bench.sh 'cfs ule bmq muqss muqss:rqshare=none' 2 1 muqss "
                         f"/progs/uleload '' {tmp_path / 'apps'}")
     assert {r["bench"] for r in outcome.runs} == {
         "messaging-g20", "make-j1", "make-jN", *(f"frames-{n}" for n in (10, 20, 30, 40, 50)),
         "messaging-switches"}
-    assert {r["variant"] for r in outcome.runs} == set(reproduce.SHARE_CLASSES)
+    assert {r["variant"] for r in outcome.runs} == set(SHARE_CLASSES)
     assert outcome.benches["frames-50"]["compare"] == "difference"
     assert outcome.benches["make-j1"]["compare"] == "ratio" and not outcome.failures
 
 
 def test_class_bench_without_results_is_an_error(tmp_path):
     runner = FakeRunner(tmp_path, "class_bench.sh: unknown suite\n")
-    ctx = reproduce.Context(rounds=1, quick=True, runner=runner, build_programs=False)
-    with pytest.raises(reproduce.ReproduceError, match="no result"):
-        reproduce.run_experiment(reproduce.EXPERIMENTS["wakeup"], 0, ctx, None, False)
+    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
+    with pytest.raises(ReproduceError, match="no result"):
+        run_experiment(EXPERIMENTS["wakeup"], 0, ctx, None, False)
 
 
 SMT_OUTPUT = """reproduce-uname-r 6.1.192-fake
@@ -594,7 +611,7 @@ reproduce-smt 1 ule
 
 
 def test_smt_parse_reads_misplaced_fractions_per_class_and_round():
-    runs, failures = reproduce.parse_smt(SMT_OUTPUT, "smt")
+    runs, failures = parse_smt(SMT_OUTPUT, "smt")
     assert [(r["bench"], r["variant"], r["round"], r["value"]) for r in runs] == [
         ("2 spinners", "cfs", 1, 0.0), ("3 spinners", "cfs", 1, round(1 / 12, 4)),
         ("4 spinners", "cfs", 1, 0.25), ("2 spinners", "ule", 1, 0.5)]
@@ -602,13 +619,12 @@ def test_smt_parse_reads_misplaced_fractions_per_class_and_round():
 
 
 def test_smt_adapter_reports_classes_without_samples(tmp_path):
-    ctx = reproduce.Context(rounds=1, quick=True, runner=FakeRunner(tmp_path, SMT_OUTPUT),
-                            build_programs=False)
+    ctx = Context(rounds=1, quick=True, runner=FakeRunner(tmp_path, SMT_OUTPUT),
+                  build_programs=False)
     ctx.program = lambda name: Path("/bin/true")
-    outcome, topologies = reproduce.run_experiment(reproduce.EXPERIMENTS["smt-spread"], 0, ctx,
-                                                   "1x2", False)
+    outcome, topologies = run_experiment(EXPERIMENTS["smt-spread"], 0, ctx, "1x2", False)
     assert topologies == ["smt"] and outcome.release == "6.1.192-fake"
-    assert [f["variant"] for f in outcome.failures] == ["bmq", "muqss", reproduce.MUQSS_NONE]
+    assert [f["variant"] for f in outcome.failures] == ["bmq", "muqss", MUQSS_NONE]
 
 
 def test_wasted_runs_pair_off_and_on_by_round():
@@ -617,16 +633,16 @@ def test_wasted_runs_pair_off_and_on_by_round():
                          "violations": 0, "idle_overloaded_ms": 10.0 * i + (side == "on"),
                          "idle_overloaded_fraction": 0.01, "lost_records": 0}
                         for i in (1, 2)]} for side in ("off", "on")}}
-    runs = reproduce.wasted_runs(measured, "4x2")
+    runs = wasted_runs(measured, "4x2")
     assert len(runs) == 8
     idle_on_2 = next(r for r in runs if r["bench"] == "group-imbalance idle-while-overloaded"
                      and r["variant"] == "on" and r["round"] == 2)
     assert idle_on_2["value"] == 21.0 and idle_on_2["violations"] == 0
-    assert set(r["bench"] for r in runs) <= set(reproduce.WASTED_BENCHES)
+    assert set(r["bench"] for r in runs) <= set(WASTED_BENCHES)
 
 
 def test_rotated_command_and_marked_runs_split_the_output_per_class_and_round():
-    cmd = reproduce.rotated_command(3, "m", "run")
+    cmd = rotated_command(3, "m", "run")
     order = re.findall(r"echo (\S+) >/proc/sys/kernel/sched_class &&", cmd)
     assert order == ["cfs", "ule", "bmq", "muqss", "ule", "bmq", "muqss", "cfs",
                      "bmq", "muqss", "cfs", "ule"]
@@ -634,15 +650,15 @@ def test_rotated_command_and_marked_runs_split_the_output_per_class_and_round():
     # MuQSS's queue sharing is put back to the boot's before every switch,
     # and set for the variant that names it.
     assert cmd.startswith("first=$(cat /proc/sys/kernel/sched_class); "
-                          f"share0=$(cat {reproduce.RQSHARE} 2>/dev/null); ")
-    assert cmd.count(f'( [ -z "$share0" ] || echo "$share0" >{reproduce.RQSHARE} )') == 13
-    both = reproduce.rotated_command(1, "m", "run", reproduce.SHARE_CLASSES)
-    assert (f"echo muqss >/proc/sys/kernel/sched_class && echo none >{reproduce.RQSHARE} "
+                          f"share0=$(cat {RQSHARE} 2>/dev/null); ")
+    assert cmd.count(f'( [ -z "$share0" ] || echo "$share0" >{RQSHARE} )') == 13
+    both = rotated_command(1, "m", "run", SHARE_CLASSES)
+    assert (f"echo muqss >/proc/sys/kernel/sched_class && echo none >{RQSHARE} "
             "&& sleep 1 && echo m 1 muqss:rqshare=none && run") in both
     with pytest.raises(ValueError):
-        reproduce.switch_command("cfs:rqshare=none")
+        switch_command("cfs:rqshare=none")
     text = "boot noise\nm 1 cfs\na\nb\nm 1 ule\nm 2 bmq\nc\nm x y\n"
-    assert reproduce.marked_runs(text, "m") == {(1, "cfs"): ["a", "b"], (1, "ule"): [],
+    assert marked_runs(text, "m") == {(1, "cfs"): ["a", "b"], (1, "ule"): [],
                                                 (2, "bmq"): ["c", "m x y"]}
 
 
@@ -678,7 +694,7 @@ def test_parse_starvation_reads_the_hogs_share_per_phase():
     text = ("reproduce-uname-r 6.1.192-fake\n" + starvation_output("cfs", 250000000)
             + starvation_output("ule", 0)
             + starvation_output("bmq", 10000000, problem="the pool ended on time"))
-    runs, failures = reproduce.parse_starvation(text, "1x2")
+    runs, failures = parse_starvation(text, "1x2")
     values = {(r["bench"], r["variant"]): r["value"] for r in runs}
     assert values == {("hog alone", "cfs"): 100.0, ("hog beside the pool", "cfs"): 50.0,
                       ("hog after the pool", "cfs"): 100.0, ("hog alone", "ule"): 100.0,
@@ -694,7 +710,7 @@ def test_parse_starvation_reads_the_hogs_share_per_phase():
 
 def test_parse_starvation_notes_a_window_without_samples():
     text = starvation_output("cfs", 250000000).replace("# pool gone 1720\n", "")
-    runs, failures = reproduce.parse_starvation(text, "1x2")
+    runs, failures = parse_starvation(text, "1x2")
     assert {r["bench"] for r in runs} == {"hog alone", "hog beside the pool"}
     assert failures == [{"bench": "hog after the pool", "variant": "cfs", "round": 1,
                          "why": "fewer than two samples in its window"}]
@@ -724,7 +740,7 @@ TAP version 13
 
 
 def test_parse_unpin_finds_the_time_to_one_per_cpu_or_flags_never():
-    runs, failures = reproduce.parse_unpin(UNPIN_OUTPUT, "2x2")
+    runs, failures = parse_unpin(UNPIN_OUTPUT, "2x2")
     assert not failures
     values = {(r["bench"], r["variant"]): r["value"] for r in runs}
     assert values == {("time to one per CPU", "cfs"): 0.51,
@@ -738,15 +754,15 @@ def test_parse_unpin_finds_the_time_to_one_per_cpu_or_flags_never():
     assert cfs["first_sample"] == 0.26 and not cfs["settled_at_first_sample"]
     assert ule["threads_per_cpu"] == [[4, 0, 0, 0], [2, 1, 0, 0], [2, 1, 1, 0]]
     bad = UNPIN_OUTPUT.replace("ok 2 - 4 spinners", "not ok 2 - 4 spinners")
-    runs, failures = reproduce.parse_unpin(bad, "2x2")
+    runs, failures = parse_unpin(bad, "2x2")
     assert {r["variant"] for r in runs} == {"ule"}
     assert failures[0]["variant"] == "cfs" and "4 spinners on CPU 0" in failures[0]["why"]
 
 
 def test_unpin_window_gives_the_balancer_time_to_fill_every_cpu():
-    assert reproduce.unpin_window(8, False) == 15
-    assert reproduce.unpin_window(32, False) == 47
-    assert reproduce.unpin_window(32, True) == 5
+    assert unpin_window(8, False) == 15
+    assert unpin_window(32, False) == 47
+    assert unpin_window(32, True) == 5
 
 
 def test_series_adapters_report_missing_classes_and_plot_over_time(tmp_path):
@@ -759,23 +775,23 @@ def test_series_adapters_report_missing_classes_and_plot_over_time(tmp_path):
              "POOL_S=4 ALONE_S=2 AFTER_S=2 sh "),
             ("unpin-spread", UNPIN_OUTPUT, "WINDOW_S=5 STEP=0.25 sh ")):
         runner = FakeRunner(tmp_path, output)
-        ctx = reproduce.Context(rounds=1, quick=True, runner=runner, build_programs=False)
+        ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
         ctx.program = lambda prog: Path("/bin/true")
-        exp = reproduce.EXPERIMENTS[name]
-        outcome, topologies = reproduce.run_experiment(exp, 0, ctx, None, False)
+        exp = EXPERIMENTS[name]
+        outcome, topologies = run_experiment(exp, 0, ctx, None, False)
         assert says in runner.commands[0][0] and outcome.release == "6.1.192-fake"
         assert outcome.failures == [{"bench": "all", "variant": c, "round": 1,
                                      "why": "no run"} for c in ("bmq", "muqss")]
-        meta = reproduce.metadata(exp, release=outcome.release, config="debug",
-                                  config_sha256="0" * 64, topologies=topologies,
-                                  qemu_mode="mttcg", rounds=1, quick=True,
-                                  argv=["scripts/reproduce"], git=("abc1234", False),
-                                  cpu="Test CPU")
-        doc = reproduce.document(exp, outcome.runs, outcome.benches, outcome.commands,
-                                 outcome.failures, meta)
-        assert reproduce.validate(doc) == []
-        json_path, png, report = reproduce.save(doc, tmp_path / "r")
-        assert reproduce.check_png(png) == []
+        meta = metadata(exp, release=outcome.release, config="debug",
+                        config_sha256="0" * 64, topologies=topologies,
+                        qemu_mode="mttcg", rounds=1, quick=True,
+                        argv=["scripts/reproduce"], git=("abc1234", False),
+                        cpu="Test CPU")
+        doc = document(exp, outcome.runs, outcome.benches, outcome.commands,
+                       outcome.failures, meta)
+        assert validate(doc) == []
+        json_path, png, report = save(doc, tmp_path / "r")
+        assert check_png(png) == []
         assert json.loads(json_path.read_text())["runs"][0]["topology"] == topologies[0]
     text = report.read_text()
     assert "## starvation:" in text and "## unpin-spread:" in text
@@ -786,19 +802,19 @@ def test_series_adapters_report_missing_classes_and_plot_over_time(tmp_path):
 # -- the whole command, with the fake runner -----------------------------------
 
 def test_main_writes_a_result_folder(tmp_path, monkeypatch, capsys):
-    runner = FakeRunner(tmp_path, class_bench_output(5, reproduce.WAKEUP))
-    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: runner)
-    monkeypatch.setattr(reproduce.build, "build", lambda config: 0)
+    runner = FakeRunner(tmp_path, class_bench_output(5, WAKEUP))
+    monkeypatch.setattr("schedlab.reproduce.cli.GuestRunner", lambda config, mode, workdir: runner)
+    monkeypatch.setattr(build, "build", lambda config: 0)
     out = tmp_path / "results"
     rc = reproduce.main(["wakeup", "--rounds", "5", "--out", str(out)])
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     doc = json.loads((out / "wakeup.json").read_text())
-    assert reproduce.validate(doc) == [] and doc["metadata"]["rounds"] == 5
+    assert validate(doc) == [] and doc["metadata"]["rounds"] == 5
     assert doc["metadata"]["kernel_release"] == "6.1.192-fake"
     assert doc["metadata"]["config_sha256"] == "f" * 64
     assert doc["metadata"]["command_line"] == f"scripts/reproduce wakeup --rounds 5 --out {out}"
-    assert reproduce.check_png(out / "wakeup.png") == []
+    assert check_png(out / "wakeup.png") == []
     assert "## wakeup" in (out / "report.md").read_text()
     assert "reproduce: [1/1] wakeup 1x2 round 5/5" in captured.err
     assert "ule vs cfs" in captured.out
@@ -810,7 +826,7 @@ def test_boots_share_the_rounds_and_number_them_on(tmp_path, monkeypatch, capsys
     run and failure naming its boot."""
     def output(command, topology):
         rounds = int(command.split("class_bench.sh 'cfs ule bmq muqss' ")[1].split()[0])
-        text = class_bench_output(rounds, reproduce.WAKEUP)
+        text = class_bench_output(rounds, WAKEUP)
         return text.replace("result pipe bmq 1 1.1", "result pipe bmq 1 fail")
     runner = FakeRunner(tmp_path, output)
     runner.workdir = tmp_path / "work"
@@ -821,8 +837,8 @@ def test_boots_share_the_rounds_and_number_them_on(tmp_path, monkeypatch, capsys
         dirs.append(runner.workdir)
         return real_run(*args, **kwargs)
     runner.run = run
-    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: runner)
-    monkeypatch.setattr(reproduce.build, "build", lambda config: 0)
+    monkeypatch.setattr("schedlab.reproduce.cli.GuestRunner", lambda config, mode, workdir: runner)
+    monkeypatch.setattr(build, "build", lambda config: 0)
     out = tmp_path / "results"
     rc = reproduce.main(["wakeup", "--rounds", "5", "--boots", "2", "--out", str(out)])
     captured = capsys.readouterr()
@@ -832,7 +848,7 @@ def test_boots_share_the_rounds_and_number_them_on(tmp_path, monkeypatch, capsys
     assert dirs == [tmp_path / "work" / "boot-1", tmp_path / "work" / "boot-2"]
     assert runner.workdir == tmp_path / "work"
     doc = json.loads((out / "wakeup.json").read_text())
-    assert reproduce.validate(doc) == [] and doc["metadata"]["boots"] == 2
+    assert validate(doc) == [] and doc["metadata"]["boots"] == 2
     assert {(r["round"], r["boot"]) for r in doc["runs"]} == {
         (1, 1), (2, 1), (3, 1), (4, 2), (5, 2)}
     assert sorted((f["round"], f["boot"]) for f in doc["failures"]) == [(1, 1), (4, 2)]
@@ -841,11 +857,10 @@ def test_boots_share_the_rounds_and_number_them_on(tmp_path, monkeypatch, capsys
 
 
 def test_quick_fails_on_failed_runs(tmp_path, monkeypatch, capsys):
-    text = class_bench_output(1, reproduce.WAKEUP).replace("result pipe bmq 1 1.1",
-                                                           "result pipe bmq 1 fail")
+    text = class_bench_output(1, WAKEUP).replace("result pipe bmq 1 1.1", "result pipe bmq 1 fail")
     runner = FakeRunner(tmp_path, text)
-    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: runner)
-    monkeypatch.setattr(reproduce.build, "build", lambda config: 0)
+    monkeypatch.setattr("schedlab.reproduce.cli.GuestRunner", lambda config, mode, workdir: runner)
+    monkeypatch.setattr(build, "build", lambda config: 0)
     rc = reproduce.main(["wakeup", "--quick", "--out", str(tmp_path / "r")])
     assert rc == 1 and "failed runs" in capsys.readouterr().err
     doc = json.loads((tmp_path / "r" / "wakeup.json").read_text())
@@ -856,8 +871,67 @@ def test_quick_fails_on_failed_runs(tmp_path, monkeypatch, capsys):
 
 
 def test_a_stall_watchdog_report_is_a_failure():
-    failure = reproduce.class_bench_failure(("watchdog", "reports", "2"), "")
+    failure = class_bench_failure(("watchdog", "reports", "2"), "")
     assert failure == {"bench": "all", "variant": "all", "why": "2 stall-watchdog reports"}
+
+
+# -- the package's imports -----------------------------------------------------
+
+def schedlab_imports():
+    """{module: the modules of scripts/lib/schedlab it imports}, read from
+    the import statements of every file there (inside functions too),
+    relative ones resolved; `from P import M` names module P.M where that
+    is one. A package's __init__, which Python runs before any of its
+    modules, counts only where a statement names it."""
+    lib = paths.REPO / "scripts" / "lib"
+    files = {".".join(p.relative_to(lib).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in (lib / "schedlab").rglob("*.py")}
+    graph = {}
+    for name, path in files.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        graph[name] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names} & set(files)
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(package[:len(package) - node.level + 1]) if node.level else ""
+                module = ".".join(m for m in (base, node.module) if m)
+                graph[name] |= {f"{module}.{a.name}" if f"{module}.{a.name}" in files
+                                else module for a in node.names} & set(files)
+    return graph
+
+
+def import_cycle(graph):
+    """A list of modules each importing the next and the last the first,
+    or None."""
+    state, path = {}, []
+
+    def visit(module):
+        state[module] = "open"
+        path.append(module)
+        for other in sorted(graph[module]):
+            if state.get(other) == "open":
+                return path[path.index(other):]
+            if other not in state and (cycle := visit(other)):
+                return cycle
+        state[module] = "done"
+        path.pop()
+        return None
+    for module in sorted(graph):
+        if module not in state and (cycle := visit(module)):
+            return cycle
+    return None
+
+
+def test_reproduce_package_has_no_import_cycle():
+    """schedlab.reproduce is a package whose modules import in one
+    direction (registry and summary first, cli last), and none of
+    schedlab imports a module that imports it back: bench.py and
+    reproduce share stats.py's bootstrap without importing each other."""
+    graph = schedlab_imports()
+    assert import_cycle(graph) is None, " -> ".join(import_cycle(graph))
+    assert graph["schedlab.bench"] == graph["schedlab.reproduce.summary"] == {"schedlab.stats"}
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c"]
 
 
 # -- the quick run in the guest ----------------------------------------------
@@ -934,12 +1008,12 @@ def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path):
     proc = subprocess.run([str(SCRIPT), "--quick", "--no-build", "--out", str(out)],
                           capture_output=True, text=True, timeout=2400)
     assert proc.returncode == 0, quick_run_failure(proc)
-    docs = reproduce.load_folder(out)
+    docs = load_folder(out)
     assert set(docs) == set(QUICK_BENCHES), sorted(docs)
     report = (out / "report.md").read_text()
     for name, doc in docs.items():
-        assert reproduce.validate(doc) == [], (name, reproduce.validate(doc))
-        assert reproduce.check_png(out / f"{name}.png") == [], name
+        assert validate(doc) == [], (name, validate(doc))
+        assert check_png(out / f"{name}.png") == [], name
         assert not doc["failures"], (name, doc["failures"])
         assert doc["metadata"]["config"] == "debug" and doc["metadata"]["quick"]
         assert doc["metadata"]["kernel_release"], name

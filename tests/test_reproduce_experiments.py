@@ -10,13 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import reproduce
+from schedlab import build, reproduce, vm
+from schedlab.reproduce.document import check_png, document, validate
+from schedlab.reproduce.experiments.applications import APPS_MARK, app_benches, parse_apps_run
+from schedlab.reproduce.experiments.barrier import BARRIER_MARK
+from schedlab.reproduce.experiments.inputs import apps_inputs, write_corpus, write_video
+from schedlab.reproduce.experiments.interactivity import ITRACE_MARK, jain, parse_itrace_run
+from schedlab.reproduce.experiments.latency import LATENCY_MARK, parse_latency_run, percentile
+from schedlab.reproduce.experiments.smt import SMT_MARK, parse_smt_run
+from schedlab.reproduce.metadata import metadata
+from schedlab.reproduce.registry import CLASSES, EXPERIMENTS, SHARE_CLASSES, ReproduceError
+from schedlab.reproduce.report import save, thread_panels
+from schedlab.reproduce.runner import RELEASE_MARK, Context, run_experiment
 from test_reproduce import FakeRunner
 
 
 def marked(mark, runs):
     """Guest output of rotated_command(): {(round, class): [lines]}."""
-    lines = [f"{reproduce.RELEASE_MARK} 6.1.192-fake"]
+    lines = [f"{RELEASE_MARK} 6.1.192-fake"]
     for (rnd, cls), body in runs.items():
         lines += [f"{mark} {rnd} {cls}", *body]
     return "\n".join(lines) + "\n"
@@ -24,24 +35,22 @@ def marked(mark, runs):
 
 def run_adapter(tmp_path, name, output, quick=True, programs="/bin/true"):
     runner = FakeRunner(tmp_path, output)
-    ctx = reproduce.Context(rounds=1, quick=quick, runner=runner, build_programs=False)
+    ctx = Context(rounds=1, quick=quick, runner=runner, build_programs=False)
     ctx.program = lambda prog: Path(programs)
-    outcome, topologies = reproduce.run_experiment(reproduce.EXPERIMENTS[name], 0, ctx,
-                                                   None, False)
+    outcome, topologies = run_experiment(EXPERIMENTS[name], 0, ctx, None, False)
     return runner, outcome, topologies
 
 
 def save_doc(tmp_path, name, outcome, topologies):
-    exp = reproduce.EXPERIMENTS[name]
-    meta = reproduce.metadata(exp, release=outcome.release, config="debug",
-                              config_sha256="0" * 64, topologies=topologies,
-                              qemu_mode=exp.qemu_mode, rounds=1, quick=True,
-                              argv=["scripts/reproduce"], git=("abc1234", False), cpu="Test CPU")
-    doc = reproduce.document(exp, outcome.runs, outcome.benches, outcome.commands,
-                             outcome.failures, meta)
-    assert reproduce.validate(doc) == []
-    json_path, png, report = reproduce.save(doc, tmp_path / "r")
-    assert reproduce.check_png(png) == []
+    exp = EXPERIMENTS[name]
+    meta = metadata(exp, release=outcome.release, config="debug",
+                    config_sha256="0" * 64, topologies=topologies,
+                    qemu_mode=exp.qemu_mode, rounds=1, quick=True,
+                    argv=["scripts/reproduce"], git=("abc1234", False), cpu="Test CPU")
+    doc = document(exp, outcome.runs, outcome.benches, outcome.commands, outcome.failures, meta)
+    assert validate(doc) == []
+    json_path, png, report = save(doc, tmp_path / "r")
+    assert check_png(png) == []
     return json.loads(json_path.read_text()), report.read_text()
 
 
@@ -64,7 +73,7 @@ def itrace_lines(cls, running, starving, samples=6, score=True):
 
 
 def test_itrace_counts_the_threads_that_starve_and_keeps_the_samples():
-    values, extra, problems = reproduce.parse_itrace_run(itrace_lines("ule", 3, 5))
+    values, extra, problems = parse_itrace_run(itrace_lines("ule", 3, 5))
     assert problems == []
     assert values == {"starved threads": 5, "fairness": 0.375}
     assert extra["series"][-1] == [2.5, 3]
@@ -73,18 +82,18 @@ def test_itrace_counts_the_threads_that_starve_and_keeps_the_samples():
 
 
 def test_itrace_without_enough_samples_of_every_thread_is_a_problem():
-    values, _, problems = reproduce.parse_itrace_run(itrace_lines("cfs", 2, 0, samples=2))
+    values, _, problems = parse_itrace_run(itrace_lines("cfs", 2, 0, samples=2))
     assert values == {} and "fewer than 3 samples saw all 2 threads" in problems[0]
 
 
 def test_jain_index():
-    assert reproduce.jain([5, 5, 5]) == 1.0
-    assert reproduce.jain([9, 0, 0]) == pytest.approx(1 / 3, abs=1e-4)
-    assert reproduce.jain([0, 0]) is None
+    assert jain([5, 5, 5]) == 1.0
+    assert jain([9, 0, 0]) == pytest.approx(1 / 3, abs=1e-4)
+    assert jain([0, 0]) is None
 
 
 def test_itrace_adapter_keeps_per_thread_samples_of_round_1_and_draws_them(tmp_path):
-    output = marked(reproduce.ITRACE_MARK, {
+    output = marked(ITRACE_MARK, {
         (1, "cfs"): itrace_lines("cfs", 8, 0, score=False),
         (1, "ule"): itrace_lines("ule", 3, 5),
         (1, "bmq"): itrace_lines("bmq", 6, 2, score=False),
@@ -96,7 +105,7 @@ def test_itrace_adapter_keeps_per_thread_samples_of_round_1_and_draws_them(tmp_p
     assert starved == {("cfs", 1): 0, ("ule", 1): 5, ("bmq", 1): 2, ("ule", 2): 4}
     assert [r["round"] for r in outcome.runs if "per_thread" in r] == [1, 1, 1]
     doc, report = save_doc(tmp_path, "interactivity-trace", outcome, topologies)
-    panels = reproduce.thread_panels(doc)
+    panels = thread_panels(doc)
     assert [(v, k) for v, _, k in panels] == [("cfs", "run_ms"), ("ule", "run_ms"),
                                               ("ule", "score"), ("bmq", "run_ms")]
     assert "## interactivity-trace:" in report
@@ -106,12 +115,12 @@ def test_itrace_adapter_keeps_per_thread_samples_of_round_1_and_draws_them(tmp_p
 
 def test_percentile_is_nearest_rank():
     hist = {10: 50, 20: 49, 900: 1}
-    assert reproduce.percentile(hist, 50) == 10
-    assert reproduce.percentile(hist, 99) == 20
-    assert reproduce.percentile(hist, 99.9) == 900
-    assert reproduce.percentile({7: 1}, 50) == 7
+    assert percentile(hist, 50) == 10
+    assert percentile(hist, 99) == 20
+    assert percentile(hist, 99.9) == 900
+    assert percentile({7: 1}, 50) == 7
     with pytest.raises(ValueError):
-        reproduce.percentile({}, 50)
+        percentile({}, 50)
 
 
 LATENCY_RUN = [
@@ -128,7 +137,7 @@ LATENCY_RUN = [
 
 
 def test_latency_run_gives_three_percentiles_per_probe():
-    values, extra, problems = reproduce.parse_latency_run(LATENCY_RUN)
+    values, extra, problems = parse_latency_run(LATENCY_RUN)
     assert problems == []
     assert values == {"cyclictest p50": 50, "cyclictest p99": 60, "cyclictest p99.9": 4000,
                       "rt-app p50": 100, "rt-app p99": 100, "rt-app p99.9": 3000,
@@ -139,7 +148,7 @@ def test_latency_run_gives_three_percentiles_per_probe():
 def test_latency_run_with_a_failed_probe_is_a_failure(tmp_path):
     bad = [line for line in LATENCY_RUN if "wakelat" not in line] + \
         ["not ok 4 - wakelat failed: usage"]
-    output = marked(reproduce.LATENCY_MARK, {(1, "cfs"): LATENCY_RUN, (1, "ule"): LATENCY_RUN,
+    output = marked(LATENCY_MARK, {(1, "cfs"): LATENCY_RUN, (1, "ule"): LATENCY_RUN,
                                              (1, "bmq"): bad, (1, "muqss"): LATENCY_RUN})
     runner, outcome, _ = run_adapter(tmp_path, "wakeup-latency", output)
     assert "RUN_S=1 sh " in runner.commands[0][0]
@@ -157,7 +166,7 @@ def stencil_line(ms, wait, checksum="5.572999e+05"):
 
 
 def test_barrier_runs_and_a_wrong_checksum_is_a_failure(tmp_path):
-    output = marked(reproduce.BARRIER_MARK, {
+    output = marked(BARRIER_MARK, {
         (1, "cfs"): [stencil_line(1500.0, 20.5), "ok 1 - stencil ran on 8 CPUs"],
         (1, "ule"): [stencil_line(1800.0, 30.0), "ok 1 - stencil ran on 8 CPUs"],
         (1, "bmq"): [stencil_line(1400.0, 10.0, "1.0e+00"), "ok 1 - stencil ran on 8 CPUs"],
@@ -182,10 +191,10 @@ def test_experiments_default_to_their_qemu_mode_unless_told(tmp_path, monkeypatc
             modes.append(self.mode)
             return super().run(*args, **kwargs)
 
-    runner = Runner(tmp_path, marked(reproduce.BARRIER_MARK, {
-        (1, c): [stencil_line(1000.0, 1.0)] for c in reproduce.CLASSES}))
-    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: runner)
-    monkeypatch.setattr(reproduce.build, "build", lambda config: 0)
+    runner = Runner(tmp_path, marked(BARRIER_MARK, {
+        (1, c): [stencil_line(1000.0, 1.0)] for c in CLASSES}))
+    monkeypatch.setattr("schedlab.reproduce.cli.GuestRunner", lambda config, mode, workdir: runner)
+    monkeypatch.setattr(build, "build", lambda config: 0)
     for argv, want in (([], "mttcg"), (["--qemu-mode", "tcg"], "tcg")):
         runner.mode = "icount"
         rc = reproduce.main(["barrier-hpc", "--quick", "--no-build", "--out",
@@ -202,7 +211,7 @@ def test_quick_runs_may_take_another_qemu_mode():
     five run under MTTCG with --quick only, as CI ran them before.
     barrier-hpc's completion times scatter least under MTTCG, its default
     with and without --quick."""
-    ex = reproduce.EXPERIMENTS
+    ex = EXPERIMENTS
     for name in ("starvation", "interactivity-trace", "sysbench-scaling"):
         assert ex[name].mode_for(False) == "icount"
         assert ex[name].mode_for(True) == "mttcg"
@@ -222,19 +231,19 @@ APPS_RUN = ["# apps class cfs cpus 2", "# app make-jN 8.192",
 
 
 def test_apps_run_names_benches_alone_and_beside_and_keeps_failures_per_bench():
-    values, extra, problems = reproduce.parse_apps_run(APPS_RUN)
+    values, extra, problems = parse_apps_run(APPS_RUN)
     assert values == {"make-jN alone": 8.192, "xz beside zstd": 4.8, "zstd beside xz": None}
     assert extra["why"] == {"zstd beside xz": "failed: zstd: error 5"} and problems == []
-    assert list(reproduce.app_benches(("xz",), ("xz+zstd",))) == [
+    assert list(app_benches(("xz",), ("xz+zstd",))) == [
         "xz alone", "xz beside zstd", "zstd beside xz"]
 
 
 def test_apps_adapter_passes_the_inputs_and_records_the_failed_application(tmp_path,
                                                                             monkeypatch):
-    monkeypatch.setattr(reproduce, "apps_inputs", lambda: tmp_path / "apps")
+    monkeypatch.setattr("schedlab.reproduce.experiments.applications.apps_inputs", lambda: tmp_path / "apps")
     ok = [line.replace("# failed pair xz+zstd zstd zstd: error 5", "# pair xz+zstd zstd 2.0")
           for line in APPS_RUN if not line.startswith("not ok")]
-    output = marked(reproduce.APPS_MARK, {(1, "cfs"): ok, (1, "ule"): ok, (1, "bmq"): APPS_RUN,
+    output = marked(APPS_MARK, {(1, "cfs"): ok, (1, "ule"): ok, (1, "bmq"): APPS_RUN,
                                           (1, "muqss"): ok})
     runner, outcome, topologies = run_adapter(tmp_path, "applications", output)
     command = runner.commands[0][0]
@@ -246,14 +255,14 @@ def test_apps_adapter_passes_the_inputs_and_records_the_failed_application(tmp_p
 
 
 def test_video_and_corpus_are_deterministic(tmp_path):
-    reproduce.write_video(tmp_path / "a.y4m", (16, 8), 3)
-    reproduce.write_video(tmp_path / "b.y4m", (16, 8), 3)
+    write_video(tmp_path / "a.y4m", (16, 8), 3)
+    write_video(tmp_path / "b.y4m", (16, 8), 3)
     data = (tmp_path / "a.y4m").read_bytes()
     assert data == (tmp_path / "b.y4m").read_bytes()
     head = b"YUV4MPEG2 W16 H8 F24:1 Ip A1:1 C420jpeg\n"
     assert data.startswith(head) and len(data) == len(head) + 3 * (6 + 16 * 8 * 3 // 2)
-    reproduce.write_corpus(tmp_path / "a.txt", 5000)
-    reproduce.write_corpus(tmp_path / "b.txt", 5000)
+    write_corpus(tmp_path / "a.txt", 5000)
+    write_corpus(tmp_path / "b.txt", 5000)
     text = (tmp_path / "a.txt").read_text()
     assert text == (tmp_path / "b.txt").read_text() and len(text) >= 5000
 
@@ -267,13 +276,13 @@ def test_apps_inputs_check_the_tree_hash(tmp_path):
         tar.add(tmp_path / "src" / "lua-5.4.4", "lua-5.4.4")
     import hashlib
     digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
-    with pytest.raises(reproduce.ReproduceError, match="expected sha256"):
-        reproduce.apps_inputs(tmp_path / "bad", tarball.as_uri(), "0" * 64)
-    folder = reproduce.apps_inputs(tmp_path / "good", tarball.as_uri(), digest)
+    with pytest.raises(ReproduceError, match="expected sha256"):
+        apps_inputs(tmp_path / "bad", tarball.as_uri(), "0" * 64)
+    folder = apps_inputs(tmp_path / "good", tarball.as_uri(), digest)
     assert (folder / "lua" / "src" / "Makefile").exists()
     assert (folder / "video.y4m").stat().st_size > 0 and (folder / "corpus.txt").exists()
-    with pytest.raises(reproduce.ReproduceError, match="cannot download"):
-        reproduce.apps_inputs(tmp_path / "none", (tmp_path / "missing.tgz").as_uri(), digest)
+    with pytest.raises(ReproduceError, match="cannot download"):
+        apps_inputs(tmp_path / "none", (tmp_path / "missing.tgz").as_uri(), digest)
 
 
 # -- smt-spread: placement and modelled throughput --------------------------------
@@ -285,7 +294,7 @@ def smt_lines(busy_per_count, samples=6, bad=0):
 
 
 def test_smt_run_models_seed_003s_curve_and_ignores_misplacement_checks():
-    values, extra, problems = reproduce.parse_smt_run(smt_lines({1: 6, 4: 18, 8: 24}, bad=1))
+    values, extra, problems = parse_smt_run(smt_lines({1: 6, 4: 18, 8: 24}, bad=1))
     assert problems == []
     assert values == {"4 spinners": round(1 / 6, 4), "8 spinners": round(1 / 6, 4),
                       "modelled throughput": round(8 / 9, 4)}
@@ -293,14 +302,14 @@ def test_smt_run_models_seed_003s_curve_and_ignores_misplacement_checks():
     assert extra["counts"][4] == {"samples": 6, "misplaced": 1, "longest_cs": 0,
                                   "busy_cores": 3.0}
     old_format = "# 2 spinners: 1 of 12 samples misplaced, longest for 0 cs"
-    values, extra, problems = reproduce.parse_smt_run([old_format])
+    values, extra, problems = parse_smt_run([old_format])
     assert values == {"2 spinners": round(1 / 12, 4)} and extra["series"] == []
-    assert reproduce.parse_smt_run(["ok 1 - x"]) == ({}, {}, ["no samples"])
+    assert parse_smt_run(["ok 1 - x"]) == ({}, {}, ["no samples"])
 
 
 def test_smt_adapter_passes_the_counts_and_draws_the_curve(tmp_path):
-    output = marked(reproduce.SMT_MARK, {(1, c): smt_lines({2: 4, 5: 7}, samples=2)
-                                         for c in reproduce.SHARE_CLASSES})
+    output = marked(SMT_MARK, {(1, c): smt_lines({2: 4, 5: 7}, samples=2)
+                               for c in SHARE_CLASSES})
     runner, outcome, topologies = run_adapter(tmp_path, "smt-spread", output)
     assert "COUNTS='2 5' sh " in runner.commands[0][0] and topologies == ["smt"]
     assert set(outcome.benches) == {"2 spinners", "5 spinners", "modelled throughput"}
@@ -317,13 +326,13 @@ def test_a_guest_failure_ends_reproduce_with_3_and_the_others_still_run(tmp_path
         def run(self, command, topology, tag, *args, **kwargs):
             ran.append(tag)
             if tag.startswith("barrier-hpc"):
-                raise reproduce.vm.GuestError("QEMU died")
+                raise vm.GuestError("QEMU died")
             return super().run(command, topology, tag, *args, **kwargs)
 
-    itrace = marked(reproduce.ITRACE_MARK, {(1, c): itrace_lines(c, 4, 0, score=c == "ule")
-                                            for c in reproduce.CLASSES})
+    itrace = marked(ITRACE_MARK, {(1, c): itrace_lines(c, 4, 0, score=c == "ule")
+                                  for c in CLASSES})
     runner = Runner(tmp_path, itrace)
-    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: runner)
+    monkeypatch.setattr("schedlab.reproduce.cli.GuestRunner", lambda config, mode, workdir: runner)
     rc = reproduce.main(["barrier-hpc", "interactivity-trace", "--quick", "--no-build",
                          "--out", str(tmp_path / "r")])
     assert rc == 3

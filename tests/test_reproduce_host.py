@@ -1,9 +1,10 @@
-"""scripts/reproduce's adapters for real hardware (reproduce_host.py): the
-Phoronix Test Suite and NAS Parallel Benchmarks parsers on output written
-here from the tools' documented formats (neither tool is installed on
-this machine), the per-class commands, the refusals when a tool is
-missing, and the argument checks that keep both to --host. Host only,
-fast: nothing is booted and neither tool runs."""
+"""scripts/reproduce's adapters for real hardware (schedlab/reproduce/
+experiments/host.py): the Phoronix Test Suite and NAS Parallel
+Benchmarks parsers on output written here from the tools' documented
+formats (neither tool is installed on this machine), the per-class
+commands, the refusals when a tool is missing, and the argument checks
+that keep both to --host. Host only, fast: nothing is booted and neither
+tool runs."""
 
 import json
 import os
@@ -14,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import paths, reproduce, reproduce_host as rh
+from schedlab import build, paths, reproduce
+from schedlab.reproduce.document import document, validate
+from schedlab.reproduce.experiments.series import rotated_command
+from schedlab.reproduce.metadata import metadata
+from schedlab.reproduce.registry import EXPERIMENTS, ReproduceError
+from schedlab.reproduce.runner import Boot, Context, run_experiment
+from schedlab.reproduce.summary import verdict
+from schedlab.reproduce.experiments import host as rh
 
 SCRIPT = paths.REPO / "scripts" / "reproduce"
 
@@ -54,17 +62,16 @@ class FakeHostRunner:
             on_line(line)
         files = self.tmp_path / tag
         files.mkdir(parents=True, exist_ok=True)
-        return reproduce.Boot(text, "6.1.192-ule", 0, files)
+        return Boot(text, "6.1.192-ule", 0, files)
 
 
-def document(name, outcome, rounds):
-    exp = reproduce.EXPERIMENTS[name]
-    meta = reproduce.metadata(exp, release=outcome.release, config="host",
-                              config_sha256=None, topologies=["host"], qemu_mode="host",
-                              rounds=rounds, quick=False, argv=["scripts/reproduce", "--host"],
-                              git=("abc1234", False), cpu="Test CPU")
-    return reproduce.document(exp, outcome.runs, outcome.benches, outcome.commands,
-                              outcome.failures, meta)
+def host_document(name, outcome, rounds):
+    exp = EXPERIMENTS[name]
+    meta = metadata(exp, release=outcome.release, config="host",
+                    config_sha256=None, topologies=["host"], qemu_mode="host",
+                    rounds=rounds, quick=False, argv=["scripts/reproduce", "--host"],
+                    git=("abc1234", False), cpu="Test CPU")
+    return document(exp, outcome.runs, outcome.benches, outcome.commands, outcome.failures, meta)
 
 
 # -- the Phoronix Test Suite: composite.xml ------------------------------------
@@ -155,11 +162,11 @@ def test_pts_runs_take_numbers_and_word_the_verdict_by_proportion():
     assert set(benches) == set(BENCHES)         # the line graph is not a benchmark
     lib, hib = benches[BENCHES[0]], benches[BENCHES[1]]
     assert lib["compare"] == hib["compare"] == "ratio"
-    assert reproduce.verdict(1.1, 1.2, "ratio", lib["worse"], lib["better"]) == \
+    assert verdict(1.1, 1.2, "ratio", lib["worse"], lib["better"]) == \
         "worse (higher)"
-    assert reproduce.verdict(1.1, 1.2, "ratio", hib["worse"], hib["better"]) == \
+    assert verdict(1.1, 1.2, "ratio", hib["worse"], hib["better"]) == \
         "better (higher)"
-    assert reproduce.verdict(0.8, 0.9, "ratio", hib["worse"], hib["better"]) == \
+    assert verdict(0.8, 0.9, "ratio", hib["worse"], hib["better"]) == \
         "worse (lower)"
 
 
@@ -184,7 +191,7 @@ def test_pts_runs_turn_a_result_without_a_number_into_a_failure():
 
 def test_pts_command_alternates_classes_one_result_file_per_run():
     cmd = rh.pts_command(2, ["pts/c-ray", "pts/compress-7zip"], "20260304-120000")
-    assert switched_classes(cmd) == switched_classes(reproduce.rotated_command(2, "m", "x"))
+    assert switched_classes(cmd) == switched_classes(rotated_command(2, "m", "x"))
     assert switched_classes(cmd) == ["cfs", "ule", "bmq", "muqss", "ule", "bmq", "muqss", "cfs"]
     assert cmd.startswith("first=$(cat /proc/sys/kernel/sched_class); ")
     assert cmd.endswith("; echo $first >/proc/sys/kernel/sched_class")
@@ -272,30 +279,29 @@ def test_phoronix_adapter_writes_a_valid_document(tmp_path, monkeypatch):
         return [30.0 * factor[cls] + rnd / 10, 100000 * factor[cls] + rnd,
                 2000.0 + rnd]
     runner = FakeHostRunner(tmp_path, lambda cmd: pts_output(cmd, results, values))
-    ctx = reproduce.Context(rounds=5, quick=False, runner=runner, build_programs=False)
-    outcome, topologies = reproduce.run_experiment(reproduce.EXPERIMENTS["phoronix"], 0, ctx,
-                                                   None, True)
+    ctx = Context(rounds=5, quick=False, runner=runner, build_programs=False)
+    outcome, topologies = run_experiment(EXPERIMENTS["phoronix"], 0, ctx, None, True)
     assert topologies == ["host"] and outcome.release == "6.1.192-ule"
     assert "batch-benchmark pts/c-ray pts/compress-7zip" in runner.commands[0]
     assert len(outcome.runs) == 5 * 4 * 3 and not outcome.failures
-    doc = document("phoronix", outcome, 5)
-    assert reproduce.validate(json.loads(json.dumps(doc))) == []
+    doc = host_document("phoronix", outcome, 5)
+    assert validate(json.loads(json.dumps(doc))) == []
     vs = {name: entry["vs_base"]["bmq"]["verdict"] for name, entry in doc["summary"].items()}
     assert vs[BENCHES[0]] == "worse (higher)" and vs[BENCHES[1]] == "better (higher)"
     assert "arguments '-t 32 -s 3840x2160 -r 16'" in doc["commands"][BENCHES[0]]
     # --quick: the first test alone.
     ctx.quick, ctx.rounds = True, 1
-    reproduce.run_experiment(reproduce.EXPERIMENTS["phoronix"], 0, ctx, None, True)
+    run_experiment(EXPERIMENTS["phoronix"], 0, ctx, None, True)
     assert "batch-benchmark pts/c-ray </dev/null" in runner.commands[-1]
 
 
 def test_phoronix_adapter_refuses_a_guest(tmp_path):
     runner = FakeHostRunner(tmp_path, lambda cmd: "")
     runner.mode = "mttcg"
-    ctx = reproduce.Context(rounds=1, quick=True, runner=runner, build_programs=False)
+    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
     for name in ("phoronix", "nas"):
-        with pytest.raises(reproduce.ReproduceError, match="only on real hardware"):
-            reproduce.EXPERIMENTS[name].run(ctx, "1x2")
+        with pytest.raises(ReproduceError, match="only on real hardware"):
+            EXPERIMENTS[name].run(ctx, "1x2")
     assert not runner.commands
 
 
@@ -303,9 +309,9 @@ def test_phoronix_without_any_result_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(rh, "pts_result_dirs", lambda: [tmp_path / "none"])
     runner = FakeHostRunner(tmp_path, lambda cmd: "phoronix-test-suite: batch mode is not "
                                                   "configured\n")
-    ctx = reproduce.Context(rounds=1, quick=True, runner=runner, build_programs=False)
-    with pytest.raises(reproduce.ReproduceError, match="phoronix-test-suite gave no result"):
-        reproduce.run_experiment(reproduce.EXPERIMENTS["phoronix"], 0, ctx, None, True)
+    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
+    with pytest.raises(ReproduceError, match="phoronix-test-suite gave no result"):
+        run_experiment(EXPERIMENTS["phoronix"], 0, ctx, None, True)
 
 
 def test_pts_refusals():
@@ -432,15 +438,15 @@ def test_nas_adapter_writes_a_valid_document(tmp_path, monkeypatch):
         name, nclass = binary.split(".")[:2]
         return npb_output(name.upper(), nclass, 10.0 * (1.5 if cls == "cfs" else 1.0) + rnd), 0
     runner = FakeHostRunner(tmp_path, lambda cmd: nas_output(cmd, result))
-    ctx = reproduce.Context(rounds=5, quick=False, runner=runner, build_programs=False)
-    outcome, _ = reproduce.run_experiment(reproduce.EXPERIMENTS["nas"], 0, ctx, None, True)
+    ctx = Context(rounds=5, quick=False, runner=runner, build_programs=False)
+    outcome, _ = run_experiment(EXPERIMENTS["nas"], 0, ctx, None, True)
     assert f"OMP_NUM_THREADS={os.cpu_count()} {folder}/ep.S.x" in runner.commands[0]
     assert set(outcome.benches) == {"ep.S", "mg.C"} and not outcome.failures
-    doc = document("nas", outcome, 5)
-    assert reproduce.validate(json.loads(json.dumps(doc))) == []
+    doc = host_document("nas", outcome, 5)
+    assert validate(json.loads(json.dumps(doc))) == []
     assert doc["summary"]["mg.C"]["vs_base"]["ule"]["verdict"] == "faster"
     ctx.quick, ctx.rounds = True, 1
-    outcome, _ = reproduce.run_experiment(reproduce.EXPERIMENTS["nas"], 0, ctx, None, True)
+    outcome, _ = run_experiment(EXPERIMENTS["nas"], 0, ctx, None, True)
     assert set(outcome.benches) == {"ep.S"} and "mg.C.x" not in runner.commands[-1]
 
 
@@ -487,10 +493,10 @@ def test_list_names_them_as_implemented_on_the_host():
 
 def test_by_default_only_the_guest_experiments_run(tmp_path, monkeypatch):
     seen = []
-    monkeypatch.setattr(reproduce.build, "build", lambda config: 0)
-    monkeypatch.setattr(reproduce, "GuestRunner", lambda config, mode, workdir: None)
-    monkeypatch.setattr(reproduce, "run_and_save",
+    monkeypatch.setattr(build, "build", lambda config: 0)
+    monkeypatch.setattr("schedlab.reproduce.cli.GuestRunner", lambda config, mode, workdir: None)
+    monkeypatch.setattr("schedlab.reproduce.cli.run_and_save",
                         lambda exp, index, ctx, a, folder, argv: seen.append(exp.name) or True)
     assert reproduce.main(["--out", str(tmp_path / "r")]) == 0
     assert seen and "phoronix" not in seen and "nas" not in seen
-    assert set(seen) == {n for n, e in reproduce.EXPERIMENTS.items() if not e.host_only}
+    assert set(seen) == {n for n, e in EXPERIMENTS.items() if not e.host_only}

@@ -1,16 +1,11 @@
 """Class-versus-class benchmark results (scripts/bench-sched,
 tools/testing/sched/class_bench.sh): parsing, medians, ratios to CFS and
-their bootstrap confidence intervals."""
+their bootstrap confidence intervals (stats.py's, which scripts/reproduce
+shares)."""
 
-import random
 import statistics
 
-# Resamples of the bootstrap, and its level: a 95 % interval.
-BOOTSTRAP_RESAMPLES = 4000
-CONFIDENCE = 0.95
-# Fewer paired rounds give an interval no wider than the runs themselves
-# (two rounds: exactly their range), which would read as a measurement.
-MIN_ROUNDS = 5
+from .stats import CONFIDENCE, MIN_ROUNDS, bootstrap_ci, verdict
 
 
 def parse(output):
@@ -59,35 +54,6 @@ def paired_ratios(values, base_values):
     """value / base value of every round both ran ({round: value} each)."""
     return [values[r] / base_values[r] for r in sorted(values, key=str)
             if r in base_values and base_values[r] > 0]
-
-
-def bootstrap_ci(values, resamples=BOOTSTRAP_RESAMPLES, level=CONFIDENCE, seed=1):
-    """Percentile bootstrap interval of the median of `values`: (low, high),
-    or (None, None) with fewer than MIN_ROUNDS values. Seeded, so a report
-    is reproducible from its raw runs."""
-    if len(values) < MIN_ROUNDS:
-        return None, None
-    rng = random.Random(seed)
-    k = len(values)
-    return percentile_interval([statistics.median(rng.choices(values, k=k))
-                                for _ in range(resamples)], level)
-
-
-def percentile_interval(estimates, level=CONFIDENCE):
-    """The central `level` of bootstrap `estimates`: (low, high)."""
-    estimates = sorted(estimates)
-    n, tail = len(estimates), (1 - level) / 2
-    return estimates[int(tail * n)], estimates[min(n - 1, int((1 - tail) * n))]
-
-
-def verdict(low, high):
-    """What an interval of a ratio of times (or of missed frames) to the
-    base says: "slower" or "faster" only when it excludes 1."""
-    if low is None:
-        return "too few rounds"
-    if low <= 1 <= high:
-        return "no difference measured"
-    return "slower" if low > 1 else "faster"
 
 
 def summarise(runs, base="cfs", rounds=None):

@@ -9,7 +9,8 @@ Neither tool can be installed on the machine this was written on: the
 parsers were tested on output written from the tools' documented formats
 (tests/test_reproduce_host.py), not on a real run.
 
-Registered on import; reproduce.py imports this module at its end."""
+Registered on import; experiments/__init__.py imports this module after
+the guest experiments' families."""
 
 import os
 import re
@@ -19,8 +20,8 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from pathlib import Path
 
-from .reproduce import (CLASSES, SCHED_CLASS, Outcome, ReproduceError, bench_info, experiment,
-                        marked_runs, missing_runs, rotated_command)
+from ..registry import CLASSES, SCHED_CLASS, Outcome, ReproduceError, bench_info, experiment
+from .series import marked_runs, missing_runs, rotated_command
 
 
 def refuse_guest(ctx, name):

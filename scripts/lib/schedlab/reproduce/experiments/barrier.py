@@ -1,0 +1,75 @@
+"""The barrier-hpc experiment: a barrier-synchronised stencil with one
+thread per CPU, its completion time and barrier wait (seed 000 §6.3)."""
+
+import re
+
+from ..registry import CLASSES, bench_info, experiment
+from .series import TAP_NOT_OK, parse_series, series_experiment
+
+
+BARRIER_MARK = "reproduce-barrier"
+BARRIER_LINE = re.compile(r"^stencil threads (\d+) iterations (\d+) cells (\d+) "
+                          r"elapsed_ms (\S+) wait_pct (\S+) checksum (\S+)$")
+BARRIER_BENCHES = {
+    "completion time": bench_info("s"),
+    "barrier wait": bench_info("% of the run, mean over threads", "difference",
+                               "more waiting", "less waiting"),
+}
+# --quick: 40 sweeps of 4096 cells.
+BARRIER_QUICK_ENV = "ITERATIONS=40 CELLS=4096 "
+
+
+def parse_barrier_run(lines):
+    """One run of barrier_series.sh: ({bench: value}, extra fields,
+    failed TAP checks); the checksum is kept, every run must print the
+    same one for the same sizes."""
+    values, extra, problems = {}, {}, []
+    for line in lines:
+        if m := BARRIER_LINE.match(line):
+            values = {"completion time": float(m[4]) / 1000, "barrier wait": float(m[5])}
+            extra = {"threads": int(m[1]), "iterations": int(m[2]), "cells": int(m[3]),
+                     "checksum": m[6]}
+        elif m := TAP_NOT_OK.match(line):
+            problems.append(m[1])
+    if not values and not problems:
+        problems.append("no stencil result")
+    return values, extra, problems
+
+
+def parse_barrier(output, topology):
+    """Raw runs and failures of the barrier-hpc experiment's output; runs
+    whose checksum differs from the most common one are failures (the
+    stencil computed something else)."""
+    runs, failures = parse_series(output, topology, BARRIER_MARK, parse_barrier_run,
+                                  lambda name: BARRIER_BENCHES[name]["unit"], "completion time")
+    sums = [r["checksum"] for r in runs if "checksum" in r]
+    if sums:
+        common = max(set(sums), key=sums.count)
+        bad = {(r["variant"], r["round"]) for r in runs if r.get("checksum", common) != common}
+        failures += [{"bench": "all", "variant": v, "round": n, "why": "wrong checksum"}
+                     for v, n in sorted(bad)]
+        runs = [r for r in runs if (r["variant"], r["round"]) not in bad]
+    return runs, failures
+
+
+@experiment(
+    "barrier-hpc",
+    title="a barrier-synchronised stencil, one thread per CPU",
+    seed="seed 000 §6.3 (Figure 8, NAS MG and the other barrier-bound HPC codes)",
+    published="On 32 cores NAS MG, one thread per core meeting at barriers, was 73 % "
+              "faster on ULE than on CFS: ULE placed one thread per core and never moved "
+              "them, while CFS now and then put two on one core and every barrier waited "
+              "for them (threads alone on their cores slept after 100 ms of spinning and "
+              "had to be woken); FT and UA gained for the same reason.",
+    classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
+    default_topology="2x4",
+    quick_topologies=("1x2",), seconds_per_round=45, quick_seconds=20)
+def barrier_hpc(ctx, topology):
+    """tools/testing/sched/barrier_series.sh under each class in one boot:
+    stencil.c with one thread per CPU, 400 sweeps of 16384 cells per
+    thread; the completion time as a ratio to CFS and the mean share of
+    the run each thread waited at barriers as a difference. MTTCG, whose
+    completion-time ratios scatter least (reproduction.rst)."""
+    return series_experiment(ctx, topology, "barrier-hpc", "barrier_series.sh",
+                             BARRIER_QUICK_ENV if ctx.quick else "", BARRIER_MARK,
+                             parse_barrier, BARRIER_BENCHES, programs=("stencil",))
