@@ -70,7 +70,7 @@ def sandbox(tmp_path):
 
 def test_every_command_is_covered():
     assert set(COMMANDS) == (set(SCRIPT_PARSERS + HOST_SCRIPTS + CLI_COMMANDS + SHELL_COMMANDS)
-                             | {"reproduce", "check-configs"})
+                             | {"reproduce", "check-configs", "check-series"})
     assert {c for c, _, _ in BAD} == set(COMMANDS)
 
 
@@ -176,6 +176,10 @@ BAD = [
     ("check-configs", ["up,nope"], "nope"),
     ("check-configs", ["-j", "0"], "'0'"),
     ("check-configs", ["--bogus"], "--bogus"),
+    ("check-series", ["--from", "0"], "'0'"),
+    ("check-series", ["--from", "999"], "999"),
+    ("check-series", ["-j", "x"], "'x'"),
+    ("check-series", ["--bogus"], "--bogus"),
     ("setup", ["--bogus"], "--bogus"),
     ("setup", ["extra"], "extra"),
     ("test", ["--bogus-option"], "--bogus-option"),
