@@ -1,7 +1,6 @@
 """scripts/reproduce: the seeds' experiments in one command, each a small
 adapter around an existing guest script, with raw runs, metadata, paired
-bootstrap intervals, a report and plots (Documentation/scheduler/
-reproduction.rst).
+bootstrap intervals, a report and plots (docs/reproduction.rst).
 
 The modules, each importing only modules listed before it: registry (an
 experiment is one function registered with @experiment), summary (the

@@ -28,7 +28,7 @@ def parser():
                  "'reproduce spread FOLDER...' compares the spread of runs made in "
                  "different QEMU modes.",
                  epilog="Experiments: see --list. Default: every experiment that runs in\n"
-                 "a guest. Documentation/scheduler/reproduction.rst has the details.\n\n"
+                 "a guest. docs/reproduction.rst has the details.\n\n"
                  + command.epilog(command.OK, command.FAILED, command.USAGE, command.GUEST))
     ap.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
                     help="experiments to run (default: all implemented)")

@@ -3,7 +3,7 @@ Phoronix Test Suite and the NAS Parallel Benchmarks, the tools users run
 on a machine booted with the patched kernel, run under each class
 (switched through kernel.sched_class, order rotated each round) when
 they are installed, their results parsed into the same JSON as the guest
-experiments (Documentation/scheduler/reproduction.rst, "Real hardware").
+experiments (docs/reproduction.rst, "Real hardware").
 
 Neither tool can be installed on the machine this was written on: the
 parsers were tested on output written from the tools' documented formats
@@ -95,7 +95,7 @@ def pts_refusal(args=None, env=None, which=shutil.which):
     other arguments, before anything runs."""
     if not which(PTS):
         return (f"phoronix needs the Phoronix Test Suite: {PTS} is not in PATH "
-                "(Documentation/scheduler/reproduction.rst, \"Real hardware\")")
+                "(docs/reproduction.rst, \"Real hardware\")")
     bad = [t for t in pts_tests(env) if not PTS_TEST_NAME.match(t)]
     if bad:
         return f"{PTS_TESTS_ENV}: {bad[0]!r} is not a test name such as pts/c-ray"
