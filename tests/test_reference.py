@@ -1,5 +1,5 @@
 """scripts/reference-kernel and the reference kernels' variant in
-scripts/reproduce (bmq.rst, "Beside Project C").
+scripts/reproduce (docs/bmq.rst, "Beside Project C").
 
 The suite may not ship Project C's patch and has no network, so the tool
 runs on a stand-in patch of ours (tests/data/reference-standin.patch: one

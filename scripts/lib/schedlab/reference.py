@@ -8,8 +8,8 @@ it is not ours to ship), plus the small fix-ups that patch needs on
 project's options and with configs/reference.config, and built into
 build/ref/NAME/obj. build/ref/NAME/info.json records what went in; the
 experiments of scripts/reproduce (--reference) and tests/test_reference.py
-boot the bzImage as one more variant, NAME (Documentation/scheduler/
-bmq.rst, "Beside Project C").
+boot the bzImage as one more variant, NAME (docs/bmq.rst,
+"Beside Project C").
 """
 
 import argparse
