@@ -84,3 +84,26 @@ def test_rst_document_parses(doc):
                 if re.search(r"\((WARNING|ERROR|SEVERE)/", line)
                 and not re.search(r'Unknown interpreted text role|No role entry|Unknown directive type', line)]
     assert not problems, "\n".join(problems)
+
+
+def test_every_event_kind_has_one_name_in_the_tracepoint_and_in_sched_vis():
+    """include/linux/sched/events.h's kinds, the tracepoint's print table
+    (what perf and trace-cmd show) and sched-vis's KIND_NAMES agree: a kind
+    missing from the table prints as a number."""
+    import importlib.util
+    enum = (paths.REPO / "include/linux/sched/events.h").read_text()
+    kinds = {name: int(value) for name, value in
+             re.findall(r"^\s*(SCHED_EV_\w+)\s*=\s*(\d+),", enum, re.M)
+             if not name.endswith("_FIRST")}
+    trace = (paths.REPO / "include/trace/events/sched_events.h").read_text()
+    table = dict(re.findall(r'\{ (SCHED_EV_\w+),\s*"(\w+)" \}', trace))
+    defined = set(re.findall(r"TRACE_DEFINE_ENUM\((SCHED_EV_\w+)\);", trace))
+    spec = importlib.util.spec_from_file_location(
+        "sched_vis_format", paths.REPO / "tools/sched-vis/sched_vis/format.py")
+    fmt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fmt)
+    assert kinds and set(table) == set(kinds) == defined, sorted(set(kinds) ^ set(table))
+    for name, value in kinds.items():
+        assert table[name] == name[len("SCHED_EV_"):].lower(), name
+        assert fmt.KIND_NAMES[value] == table[name], name
+    assert set(fmt.KIND_NAMES) == set(kinds.values())
