@@ -161,32 +161,27 @@ stop_tickers() {
 	kill $ticker0 $ticker1
 	wait $ticker0 $ticker1 2>/dev/null
 }
+# sleeper_boosted CPUS WHAT: a 1 ms / 9 ms sleeper on CPUS is boosted
+# below 0 within 3 s.
+sleeper_boosted() {
+	now_cs
+	start=$now
+	taskset -c "$1" "$uleload" sleeper 1000 9000 20 >/dev/null &
+	sleeper=$!
+	if wait_boost /proc/$sleeper/sched -7 -1 "$start" 300; then
+		ok "$2 boosted to $b_boost after $waited cs: $(bmq_state)"
+	else
+		not_ok "$2 boosted below 0 within 3 s: $(bmq_state)"
+	fi
+	kill $sleeper
+	wait $sleeper 2>/dev/null
+}
 start_tickers
-now_cs
-start=$now
-taskset -c 0,1 "$uleload" sleeper 1000 9000 20 >/dev/null &
-sleeper=$!
-if wait_boost /proc/$sleeper/sched -7 -1 "$start" 300; then
-	ok "sleeper boosted to $b_boost after $waited cs: $(bmq_state)"
-else
-	not_ok "sleeper boosted below 0 within 3 s: $(bmq_state)"
-fi
-kill $sleeper
-wait $sleeper 2>/dev/null
+sleeper_boosted 0,1 sleeper
 # Pinned, the core wakes it without select_task_rq(); Project C v6.1-r4
 # boosts it all the same (its wake list is compiled out, so every wakeup
 # goes through sched_task_ttwu()).
-now_cs
-start=$now
-taskset -c 0 "$uleload" sleeper 1000 9000 20 >/dev/null &
-sleeper=$!
-if wait_boost /proc/$sleeper/sched -7 -1 "$start" 300; then
-	ok "pinned sleeper boosted to $b_boost after $waited cs: $(bmq_state)"
-else
-	not_ok "pinned sleeper boosted below 0 within 3 s: $(bmq_state)"
-fi
-kill $sleeper
-wait $sleeper 2>/dev/null
+sleeper_boosted 0 "pinned sleeper"
 # The same sleeper turns spinner after 4 s; each 4 ms slice it uses up
 # costs it a step, so it is back at +7 within a few dozen ms.
 now_cs
