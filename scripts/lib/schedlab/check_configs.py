@@ -192,34 +192,52 @@ def ours(log_text, owned, tree_dir=None, accepted=None):
     return found
 
 
+def make_in(obj, tree_dir, log_file, *args, what, jobs=None, verbose=False, log=build.say):
+    """make on tree_dir with objects in obj and stderr appended to
+    log_file; the exit status."""
+    wrapped = ["sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", str(log_file),
+               *build.make_command(obj, jobs, tree=tree_dir), *args]
+    return build.run_make(wrapped, f"{what} {' '.join(args)}", verbose, log)[0]
+
+
 def make_logged(name, log_file, *args, jobs=None, verbose=False, log=build.say):
     """make in the cell's folder with stderr appended to log_file; the
     exit status."""
-    wrapped = ["sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", str(log_file),
-               *build.make_command(cell_dir(name), jobs), *args]
-    return build.run_make(wrapped, f"check-configs {name} {' '.join(args)}", verbose, log)[0]
+    return make_in(cell_dir(name), paths.TREE, log_file, *args, what=f"check-configs {name}",
+                   jobs=jobs, verbose=verbose, log=log)
 
 
-def configure(cell, jobs=None, verbose=False, log=build.say):
-    """allnoconfig + cell_base() + the cell's lines; None or the problem."""
-    obj = cell_dir(cell.name)
+def configure_obj(obj, tree_dir, lines, what, jobs=None, verbose=False, log=build.say):
+    """allnoconfig + cell_base() + `lines` in obj for tree_dir; None or the
+    problem."""
     obj.mkdir(parents=True, exist_ok=True)
     base = obj / "cell-base.config"
     base.write_text("\n".join(cell_base()) + "\n")
     frag = obj / "cell.config"
-    frag.write_text("\n".join(cell.lines) + "\n")
+    frag.write_text("\n".join(lines) + "\n")
     log_file = obj / "configure.log"
     log_file.write_text("")
-    if make_logged(cell.name, log_file, "allnoconfig", jobs=jobs, verbose=verbose, log=log):
+    opts = {"what": what, "jobs": jobs, "verbose": verbose, "log": log}
+    if make_in(obj, tree_dir, log_file, "allnoconfig", **opts):
         return "make allnoconfig failed"
-    merge = paths.TREE / "scripts/kconfig/merge_config.sh"
+    merge = tree_dir / "scripts/kconfig/merge_config.sh"
     proc = subprocess.run(["sh", str(merge), "-m", "-O", str(obj), str(obj / ".config"),
                            str(base), str(frag)],
                           capture_output=True, text=True)
     if proc.returncode:
         return "merge_config.sh failed: " + (proc.stdout + proc.stderr).strip()[-300:]
-    if make_logged(cell.name, log_file, "olddefconfig", jobs=jobs, verbose=verbose, log=log):
+    if make_in(obj, tree_dir, log_file, "olddefconfig", **opts):
         return "make olddefconfig failed"
+    return None
+
+
+def configure(cell, jobs=None, verbose=False, log=build.say):
+    """allnoconfig + cell_base() + the cell's lines; None or the problem."""
+    obj = cell_dir(cell.name)
+    problem = configure_obj(obj, paths.TREE, cell.lines, f"check-configs {cell.name}",
+                            jobs, verbose, log)
+    if problem:
+        return problem
     have = build.read_config(obj / ".config")
     lost = [f"{k}={v or 'n'} (got {have.get(k) or 'n'})" for k, v in cell.must.items()
             if have.get(k) != v]

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -164,31 +163,19 @@ class Worktree:
         return None
 
     def make(self, log_file, *args):
-        wrapped = ["sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", str(log_file),
-                   *build.make_command(self.obj, self.jobs, tree=self.dir), *args]
-        return build.run_make(wrapped, f"check-series {' '.join(args)}", self.verbose,
-                              self.log)[0]
+        return check_configs.make_in(self.obj, self.dir, log_file, *args, what="check-series",
+                                     jobs=self.jobs, verbose=self.verbose, log=self.log)
 
     def configure(self, step):
         """allnoconfig, check-configs' cell base and every prompted option
         of kernel/Kconfig.sched; records which ones Kconfig kept."""
         kconfig = self.dir / KCONFIG
         wanted = prompted_options(kconfig.read_text()) if kconfig.exists() else []
-        frag = self.obj / "step.config"
-        frag.write_text("\n".join(check_configs.cell_base() + ["CONFIG_KUNIT=y"] +
-                                  [f"CONFIG_{o}=y" for o in wanted]) + "\n")
-        log_file = self.obj / "configure.log"
-        log_file.write_text("")
-        if self.make(log_file, "allnoconfig"):
-            return "make allnoconfig failed"
-        merge = self.dir / "scripts/kconfig/merge_config.sh"
-        proc = subprocess.run(["sh", str(merge), "-m", "-O", str(self.obj),
-                               str(self.obj / ".config"), str(frag)],
-                              capture_output=True, text=True)
-        if proc.returncode:
-            return "merge_config.sh failed: " + (proc.stdout + proc.stderr).strip()[-300:]
-        if self.make(log_file, "olddefconfig"):
-            return "make olddefconfig failed"
+        problem = check_configs.configure_obj(
+            self.obj, self.dir, ["CONFIG_KUNIT=y"] + [f"CONFIG_{o}=y" for o in wanted],
+            "check-series", self.jobs, self.verbose, self.log)
+        if problem:
+            return problem
         have = build.read_config(self.obj / ".config")
         step.options = [o for o in wanted if have.get(f"CONFIG_{o}") == "y"]
         return None
