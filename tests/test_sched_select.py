@@ -105,7 +105,10 @@ def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
     pending (a write while another waits: KUnit sched_class_busy_refuses); a stall under realtime work names it, not the
     class; 1000 threads waiting behind a hog, which the checks look at 32 at
     a time, fall back nowhere, and a stall among them falls back within the
-    timeout plus 1 s. Starvation by the class's own rules (SCHED_IDLE or nice 19 beside
+    timeout plus 1 s; with 10000 sleeping threads older than a task the
+    pick passes over, sysrq-S moves that task first (the bypass) and it
+    runs before the last quarter of the walk through them. Starvation by
+    the class's own rules (SCHED_IDLE or nice 19 beside
     a nice-0 hog), as root and as uid 65534, is no stall: nothing falls back.
     Lockdep must stay quiet throughout."""
     other = "bmq" if cls == "ule" else "ule"

@@ -235,8 +235,8 @@ static void sched_class_switch_to(const struct sched_class *choice,
 				  const char *reason)
 {
 	const struct sched_class *prev;
-	unsigned int moved;
-	u64 start, ms;
+	unsigned int waiting, moved;
+	u64 start, ms, waiting_ms;
 
 	mutex_lock(&sched_class_mutex);
 	prev = sched_normal_choice;
@@ -244,15 +244,18 @@ static void sched_class_switch_to(const struct sched_class *choice,
 		goto unlock;
 	WRITE_ONCE(sched_class_switching, true);
 	start = ktime_get_ns();
-	moved = sched_switch_normal_class(choice);
+	waiting = sched_switch_normal_class(choice);
+	/* From here the leaving class holds only sleeping tasks. */
+	waiting_ms = div_u64(ktime_get_ns() - start, NSEC_PER_MSEC);
+	moved = waiting + sched_move_normal_tasks();
 	WRITE_ONCE(sched_normal_choice, choice);
 	sched_class_switched();
-	/* How long the leaving class still ran tasks not yet moved. */
 	ms = div_u64(ktime_get_ns() - start, NSEC_PER_MSEC);
 	sched_class_settle(prev);
 	WRITE_ONCE(sched_class_switching, false);
-	pr_info("sched: normal tasks moved from %s to %s (%u tasks, %s) in %llu ms\n",
-		sched_class_name(prev), sched_class_name(choice), moved, reason, ms);
+	pr_info("sched: normal tasks moved from %s to %s (%u tasks, %s) in %llu ms, the %u running or waiting in %llu ms\n",
+		sched_class_name(prev), sched_class_name(choice), moved, reason, ms,
+		waiting, waiting_ms);
 	if (prev == &fair_sched_class) {
 		unsigned int limited = sched_class_limited_groups();
 

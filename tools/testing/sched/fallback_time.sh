@@ -1,8 +1,9 @@
 #!/bin/sh
 # In-guest measurement: how long a fallback to CFS (sysrq-S) takes with
 # THREADS threads of one process on CPUs 0-1, first asleep, then
-# spinning; for that long the class being left still runs the tasks not
-# yet moved. Prints the kernel's "normal tasks moved" line per run.
+# spinning: the whole move, and the first step that moves the running and
+# waiting tasks, after which the class being left decides nothing.
+# Prints the kernel's "normal tasks moved" line per run.
 # Usage: fallback_time.sh TASKS_BIN THREADS CLASS...   (2 CPUs or more)
 # A measurement, not a pass/fail test: sched-class-select.rst records the
 # figures and the command.

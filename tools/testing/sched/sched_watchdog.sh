@@ -25,7 +25,7 @@ W=/proc/sys/kernel/sched_watchdog_ms
 LIMIT=2000
 
 echo "TAP version 13"
-echo "1..50"
+echo "1..52"
 
 watchdog_lines() { dmesg | grep -c "sched: watchdog:"; }
 INJECT=/sys/kernel/debug/sched/inject_stall_pid
@@ -167,7 +167,7 @@ cpu_ns $victim; r1=$ns
 echo "# victim on cfs: ${r0} ns -> ${r1} ns in 5 s"
 [ "$r1" -gt "$r0" ] && ok "the starved victim runs on cfs" || not_ok "the starved victim runs on cfs"
 unstall
-check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog) in [0-9]* ms$")" 1 \
+check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog) in [0-9]* ms, the [0-9]* running or waiting in [0-9]* ms$")" 1 \
 	"the fallback is logged as the watchdog's"
 
 # A fresh stall: not before the timeout, and within timeout + 1 s.
@@ -303,7 +303,7 @@ done
 echo "# shell ticks ${t1:-none} -> ${t2:-none}, run time ${r1:-none} -> ${r2:-none} ns in $((i + 1))00 ms on cfs"
 { [ -n "$t2" ] && [ "$t2" != "${t1:-none}" ]; } || [ "${r2:-0}" -gt "${r1:-0}" ] &&
 	ok "the shell runs again" || not_ok "the shell runs again"
-check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, sysrq) in [0-9]* ms$")" 1 \
+check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, sysrq) in [0-9]* ms, the [0-9]* running or waiting in [0-9]* ms$")" 1 \
 	"the fallback is logged as sysrq's"
 kill $spinners $shell 2>/dev/null
 wait $spinners $shell 2>/dev/null
@@ -358,7 +358,7 @@ check "$(cat $K)" cfs "the fallback runs while the check thread is still held of
 kill $rthog
 wait $rthog 2>/dev/null
 taskset -p -c 0-$(($(nproc) - 1)) "$worker" >/dev/null
-check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog: no check) in [0-9]* ms$")" 1 \
+check "$(dmesg | grep -c "sched: normal tasks moved from $cls to cfs (.* tasks, watchdog: no check) in [0-9]* ms, the [0-9]* running or waiting in [0-9]* ms$")" 1 \
 	"the fallback is logged as the tick's"
 
 # A stall that realtime work causes: RT throttling off, a normal spinner
@@ -419,6 +419,60 @@ fell_back_in_time "a stall among 1000 waiting threads"
 unstall
 kill $many
 wait $many 2>/dev/null
+
+# The bypass: a fallback moves every running and waiting task first and
+# only then walks the rest, so a task the class starves does not wait for
+# the walk through every older task. 10000 sleeping threads older than a
+# victim the pick passes over on CPU 1; the fallback's thread on CPU 0.
+# The victim must run again well before the walk ends: its first
+# sched_switch (ftrace) against the fallback's log line, both stamped by
+# the local clock. Moved in fork order it would run after the walk; moved
+# first, it waits for the emulator to wake idle CPU 1 (up to tens of ms).
+to_class "$cls"
+echo 0 >$W
+T=/sys/kernel/tracing
+mountpoint -q $T || mount -t tracefs nodev $T
+threads_max=$(cat /proc/sys/kernel/threads-max)
+echo 50000 >/proc/sys/kernel/threads-max
+rm -f /tmp/sleepers.out
+"$tasks" threads 10000 </dev/null >/tmp/sleepers.out &
+many=$!
+i=0
+while ! grep -q ready /tmp/sleepers.out 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+stall
+taskset -p -c 0 "$(pgrep -x sched_fallback)" >/dev/null
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo "next_pid == $victim" >$T/events/sched/sched_switch/filter
+echo 1 >$T/events/sched/sched_switch/enable
+echo 1 >$T/tracing_on
+echo S >/proc/sysrq-trigger
+wait_for_cfs 5
+sleep 0.5
+echo 0 >$T/tracing_on
+echo 0 >$T/events/sched/sched_switch/enable
+echo 0 >$T/events/sched/sched_switch/filter
+taskset -p -c 0-$(($(nproc) - 1)) "$(pgrep -x sched_fallback)" >/dev/null
+ran=$(awk '/sched_switch:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { sub(":", "", $i); print $i; exit } }' $T/trace)
+line=$(dmesg | grep "sched: normal tasks moved from $cls to cfs (.* tasks, sysrq)" | tail -1)
+echo "# victim ran at ${ran:-never}: $line"
+done_at=$(echo "$line" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p')
+walk=$(echo "$line" | sed -n 's/.*sysrq) in \([0-9]*\) ms.*/\1/p')
+first=$(echo "$line" | sed -n 's/.* in [0-9]* ms, the \([0-9]*\) running or waiting in [0-9]* ms$/\1/p')
+[ "${first:-0}" -ge 1 ] && ok "the fallback moved the victim among the running and waiting tasks first" ||
+	not_ok "the fallback moved the victim among the running and waiting tasks first (${line:-no line})"
+ahead=$(awk -v r="${ran:-0}" -v d="${done_at:-0}" 'BEGIN { printf "%d", (d - r) * 1000 }')
+echo "# the victim ran $ahead ms before the walk of ${walk:-?} ms ended"
+[ -n "$ran" ] && [ -n "$walk" ] && [ "$walk" -ge 20 ] && [ $((ahead * 4)) -ge "$walk" ] &&
+	ok "the victim runs before the last quarter of the walk through 10000 sleeping threads" ||
+	not_ok "the victim runs before the last quarter of the walk through 10000 sleeping threads (ran at ${ran:-never}, ${ahead} ms before the end of a ${walk:-?} ms walk)"
+unstall
+kill $many
+wait $many 2>/dev/null
+echo "$threads_max" >/proc/sys/kernel/threads-max
 
 check "$(watchdog_lines)" 7 "the watchdog reported each stall once, the off state and sysrq nothing"
 busy_lines=$(dmesg | grep -c "sched: a class switch is under way, refusing \"cfs\" for kernel.sched_class")
