@@ -2,15 +2,11 @@
 boots it under QEMU for the guest tests (see README.md, "Tests")."""
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "lib"))
-
-from schedlab import build, paths, tap, vm  # noqa: E402
-from schedlab.reproduce.experiments.series import marked_runs  # noqa: E402
+from schedlab import build, paths, tap, vm
+from schedlab.reproduce.experiments.series import marked_runs
 
 GUEST_TESTS = paths.GUEST_TESTS
 

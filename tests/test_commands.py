@@ -6,18 +6,19 @@ boot when the guest is up; a guest command's own status is told apart from
 a guest failure. Host-only: stand-ins on PATH play make, apt-get, pip and
 QEMU, so no kernel is built and no guest booted."""
 
-import importlib.machinery
-import importlib.util
+import importlib
 import os
 import re
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from schedlab import __main__ as schedlab_main
 from schedlab import build, cli, command, demo, paths, vm
 from schedlab.reproduce import cli as reproduce_cli
 
@@ -26,7 +27,7 @@ COMMANDS = sorted(p.name for p in SCRIPTS.iterdir() if p.is_file() and os.access
 # What a usage error or --help must not reach: each stand-in records its call.
 GUARDED = ("make", "apt-get", "apt", "dpkg-query", "pip", "pip3", "sudo",
            "qemu-system-x86_64", "gcc", "cc", "tar", "git", "ccache")
-# Commands whose parser lives in a script of their own.
+# Commands whose parser lives in a module of their own that boots.
 SCRIPT_PARSERS = ("bench-sched", "bench-observability", "wasted-cores")
 # Commands with a parser of their own that read files and boot nothing.
 HOST_SCRIPTS = ("class-hooks",)
@@ -216,17 +217,8 @@ def test_help_exits_0_and_runs_nothing(sandbox, name):
 
 
 def load_script(name):
-    """A Python script of scripts/ as a module, without running its main()."""
-    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), str(SCRIPTS / name))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    # No scripts/__pycache__/ for files that are not modules.
-    write, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
-        loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = write
-    return module
+    """The module behind scripts/NAME, for a command with a module of its own."""
+    return importlib.import_module(schedlab_main.MODULES[name])
 
 
 def parsers():
@@ -538,3 +530,37 @@ def test_accel_tcg_modes_and_kvm_arguments():
     assert vm.accel_args("kvm", "icount") == ["-accel", "kvm", "-cpu", "host"]
     assert vm.accel_args("tcg", "icount")[:4] == ["-accel", "tcg,thread=single", "-icount",
                                                   "shift=auto,sleep=off"]
+
+
+def test_schedlab_is_an_installable_package_with_one_entry_point():
+    """scripts/lib/pyproject.toml installs every subpackage and the
+    `schedlab` command, whose dispatch knows every Python command of
+    scripts/; no module or test puts a folder on sys.path by hand."""
+    pytest.importorskip("setuptools")
+    from setuptools.config.pyprojecttoml import read_configuration
+    lib = paths.REPO / "scripts" / "lib"
+    # Read as pip would, from the folder: the package search is expanded.
+    cwd = os.getcwd()
+    os.chdir(lib)
+    try:
+        with warnings.catch_warnings():     # [tool.setuptools] is "beta"
+            warnings.simplefilter("ignore")
+            conf = read_configuration(lib / "pyproject.toml")
+    finally:
+        os.chdir(cwd)
+    assert conf["project"]["scripts"] == {"schedlab": "schedlab.__main__:main"}
+    found = set(conf["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(p.parent.relative_to(lib).parts)
+               for p in (lib / "schedlab").rglob("__init__.py")}
+    assert found == on_disk and "schedlab.reproduce.experiments" in found, found ^ on_disk
+    module, func = conf["project"]["scripts"]["schedlab"].split(":")
+    assert callable(getattr(importlib.import_module(module), func))
+    assert set(schedlab_main.MODULES) | set(CLI_COMMANDS) == set(COMMANDS) - set(SHELL_COMMANDS)
+    for name in CLI_COMMANDS:
+        assert (SCRIPTS / name).read_text().rstrip().endswith(f'/lib/run" {name} "$@"'), name
+    needle = "sys.path." + "insert"     # not this line itself
+    hand = [str(p.relative_to(paths.REPO)) for p in
+            [*(lib / "schedlab").rglob("*.py"), *(paths.REPO / "tests").glob("*.py"),
+             *SCRIPTS.iterdir()]
+            if p.is_file() and needle in p.read_text()]
+    assert hand == []

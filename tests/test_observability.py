@@ -17,7 +17,6 @@ from schedlab.tap import assert_ok as assert_tap
 from schedlab import paths
 
 SCHED_VIS = paths.REPO / "tools" / "sched-vis"
-sys.path.insert(0, str(SCHED_VIS))
 
 from sched_vis import format as F  # noqa: E402
 from sched_vis.loader import load  # noqa: E402

@@ -476,8 +476,9 @@ def test_npb_refusals(tmp_path):
 ])
 def test_host_only_experiments_are_refused_before_anything_runs(args, env, says):
     proc = script(*args, env=env) if "PATH" not in env else subprocess.run(
-        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60,
-        env={"PATH": env["PATH"], "HOME": os.environ.get("HOME", "/")})
+        [sys.executable, "-m", "schedlab", "reproduce", *args], capture_output=True, text=True,
+        timeout=60, env={"PATH": env["PATH"], "HOME": os.environ.get("HOME", "/"),
+                         "PYTHONPATH": str(SCRIPT.parent / "lib")})
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], proc.stderr

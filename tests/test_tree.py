@@ -3,16 +3,14 @@ that they run in seconds (host only)."""
 
 import os
 import subprocess
-import sys
 import tarfile
-from pathlib import Path
 
 import pytest
 
 from schedlab import paths
 from schedlab.tree import Tree, TreeError
 
-CLI = paths.REPO / "scripts" / "lib" / "schedlab" / "cli.py"
+CLI = paths.REPO / "scripts" / "prepare"
 FILES = {
     "Makefile": "VERSION = 6\nPATCHLEVEL = 1\n",
     "init/Kconfig": "menu \"Scheduler features\"\n\nconfig UCLAMP_TASK\n\tbool\n\nendmenu\n",
@@ -123,7 +121,7 @@ def test_broken_patch_stops_naming_it_and_its_hunk(fake):
 def test_broken_patch_fails_the_command(fake):
     (fake.repo / "patches" / "make.patch").write_text(
         (fake.repo / "patches" / "make.patch").read_text().replace("fair.o", "nope.o"))
-    proc = subprocess.run([sys.executable, str(CLI), "prepare", "--repo", str(fake.repo),
+    proc = subprocess.run([str(CLI), "--repo", str(fake.repo),
                            "--tree", str(fake.tree), "--source", str(fake.source)],
                           capture_output=True, text=True)
     assert proc.returncode == 1

@@ -36,7 +36,6 @@ baseline and uses the same kernel); the others check this file's decoding
 on synthetic recordings and run anywhere (-m "not ule")."""
 
 import re
-import sys
 from collections import Counter, defaultdict, namedtuple
 from types import SimpleNamespace
 
@@ -47,7 +46,6 @@ from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
 SCHED_VIS = paths.REPO / "tools" / "sched-vis"
-sys.path.insert(0, str(SCHED_VIS))
 
 from sched_vis import format as F  # noqa: E402
 from sched_vis import testing as T  # noqa: E402

@@ -10,8 +10,11 @@ a column of its own (SCHED_ISO, iso_policy, CONFIG_SCHED_POLICY_ISO): a
 policy stays in core as SCHED_BATCH does, whichever class implements it.
 """
 
+import json
 import re
 from pathlib import Path
+
+from schedlab import command, paths
 
 CLASSES = ("ule", "bmq", "muqss")
 # What the table counts: the classes, then the policies a class brought.
@@ -90,3 +93,33 @@ def table(result):
     rows.append(f"{'code lines naming it in core .c':38} "
                 + " ".join(f"{result['code'][c]:5d}" for c in COLUMNS))
     return "\n".join(rows)
+
+
+# scripts/class-hooks
+COMMAND_DOC = """Lines outside each class's own files that name the class (ULE, BMQ,
+MuQSS), per file of the prepared tree: what a class costs the core.
+
+    scripts/class-hooks [--tree DIR] [--json]
+
+Run scripts/prepare first (scripts/build does it). See
+scripts/lib/schedlab/classhooks.py for what counts.
+"""
+
+
+def parser():
+    ap = command.Parser(prog="class-hooks", description=COMMAND_DOC, epilog=command.epilog())
+    ap.add_argument("--tree", type=command.folder, default=paths.TREE,
+                    help="prepared kernel tree")
+    ap.add_argument("--json", action="store_true", help="print JSON, not a table")
+    return ap
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    if not (Path(args.tree) / "kernel/sched/core.c").exists():
+        return command.usage_error("class-hooks", f"{args.tree} is not a prepared kernel "
+                                   "tree (run scripts/prepare)")
+    result = count(args.tree)
+    print(json.dumps(result, indent=1) if args.json else table(result))
+    return 0
+

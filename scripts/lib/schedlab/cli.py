@@ -6,10 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from schedlab import command, paths  # noqa: E402
-from schedlab.tree import PATCH_NAME_RE, Tree, TreeError, read_series  # noqa: E402
+from schedlab import command, paths
+from schedlab.tree import PATCH_NAME_RE, Tree, TreeError, read_series
 
 TREE_STATUSES = command.epilog(command.OK, command.FAILED, command.USAGE)
 
@@ -141,6 +139,3 @@ def main(argv=None):
         return command.FAILED
     return rc or command.OK
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -60,8 +60,6 @@ def analyse(outdir, measured):
     """Idle-while-overloaded time of each recording; each side of a
     scenario then carries the median of its runs. sched-vis (and numpy)
     are imported here, not at the top, so --help works before scripts/setup."""
-    if str(SCHED_VIS) not in sys.path:
-        sys.path.insert(0, str(SCHED_VIS))
     from sched_vis.analysis import idle_overload
     from sched_vis.loader import load
 
