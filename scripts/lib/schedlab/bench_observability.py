@@ -50,11 +50,7 @@ def parser():
     ap.add_argument("--config", default="base", choices=build.BOOTABLE,
                     help="kernel configuration (base: no lockdep, whose cost would "
                          "swamp what is measured)")
-    ap.add_argument("--timeout", type=command.positive_int, default=3600,
-                    help="seconds the guest may take")
-    vm.add_accel_arg(ap)
-    ap.add_argument("-v", "--verbose", action="store_true",
-                    help="show make's output and the kernel console")
+    vm.add_build_and_boot_args(ap)
     return ap
 
 

@@ -101,11 +101,7 @@ def parser():
     ap.add_argument("--qemu-mode", choices=vm.QEMU_MODES, default="mttcg",
                     help="how QEMU runs the vCPUs: mttcg, tcg (one thread) or "
                          "icount (one thread, guest time from instruction counts)")
-    vm.add_accel_arg(ap)
-    ap.add_argument("--timeout", type=command.positive_int, default=3600,
-                    help="seconds the guest may take")
-    ap.add_argument("-v", "--verbose", action="store_true",
-                    help="show make's output and the kernel console")
+    vm.add_build_and_boot_args(ap)
     return ap
 
 

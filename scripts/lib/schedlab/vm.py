@@ -292,6 +292,16 @@ def add_accel_arg(p):
                         "$%s)" % (KVM_PROBE_SECONDS, ACCEL_ENV))
 
 
+def add_build_and_boot_args(p):
+    """--timeout, --accel and -v of a command that builds a kernel and
+    runs one long guest (benchmarks, wasted-cores)."""
+    p.add_argument("--timeout", type=command.positive_int, default=3600,
+                   help="seconds the guest may take")
+    add_accel_arg(p)
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show make's output and the kernel console")
+
+
 def accel_problem(accel, qemu_mode):
     """Why --accel and --qemu-mode cannot go together, or None."""
     if accel == "kvm" and qemu_mode not in (None, "mttcg"):

@@ -44,11 +44,7 @@ def parser():
                     "overload-on-wakeup pool (default: 100)")
     ap.add_argument("--outdir", type=command.folder, default=paths.BUILD / "wasted-cores",
                     help="recordings, results.json and heatmaps")
-    ap.add_argument("--timeout", type=command.positive_int, default=3600,
-                    help="seconds the guest may take")
-    vm.add_accel_arg(ap)
-    ap.add_argument("-v", "--verbose", action="store_true",
-                    help="show make's output and the kernel console")
+    vm.add_build_and_boot_args(ap)
     return ap
 
 

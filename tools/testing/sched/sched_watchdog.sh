@@ -62,6 +62,15 @@ unstall() {
 	wait $hog $victim 2>/dev/null
 	hog=""
 }
+# wait_ready FILE: until the tasks program says "ready" in FILE, 60 s at
+# most.
+wait_ready() {
+	_i=0
+	while ! grep -q ready "$1" 2>/dev/null && [ $_i -lt 600 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
 # to_class NAME: kernel.sched_class reads cfs as soon as a fallback has
 # published it, and refuses writes (EBUSY) until the fallback is done.
 to_class() {
@@ -402,11 +411,7 @@ esac
 rm -f /tmp/many.out
 $low taskset -c 1 "$tasks" spinners 1000 </dev/null >/tmp/many.out &
 many=$!
-i=0
-while ! grep -q ready /tmp/many.out 2>/dev/null && [ $i -lt 600 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_ready /tmp/many.out
 hog_on_cpu1
 sleep 1
 echo $LIMIT >$W
@@ -437,11 +442,7 @@ echo 50000 >/proc/sys/kernel/threads-max
 rm -f /tmp/sleepers.out
 "$tasks" threads 10000 </dev/null >/tmp/sleepers.out &
 many=$!
-i=0
-while ! grep -q ready /tmp/sleepers.out 2>/dev/null && [ $i -lt 600 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_ready /tmp/sleepers.out
 stall
 taskset -p -c 0 "$(pgrep -x sched_fallback)" >/dev/null
 echo 0 >$T/tracing_on
