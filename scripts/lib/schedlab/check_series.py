@@ -214,14 +214,22 @@ def parser():
                          "the ones before are applied only (default: 1)")
     ap.add_argument("-j", "--jobs", type=command.positive_int, default=os.cpu_count(),
                     help="parallel make jobs (default: the CPU count)")
+    ap.add_argument("--maintainer", action="store_true",
+                    help="check the maintainer's series (scripts/export --maintainer) "
+                         "instead of the development one")
     ap.add_argument("-v", "--verbose", action="store_true", help="show make's output")
     return ap
 
 
 def main(argv=None):
     a = parser().parse_args(argv)
-    # The export's commits: one that adds the new files, then the series.
-    commits = len(tree.read_series(paths.REPO, check=False)) + 1
+    # The export's commits: one that adds the new files, then the series;
+    # or the maintainer's plan.
+    if a.maintainer:
+        from . import partition
+        commits = len(partition.Plan.load(paths.REPO / partition.PLAN).patches)
+    else:
+        commits = len(tree.read_series(paths.REPO, check=False)) + 1
     if a.first > commits:
         return command.usage_error("check-series",
                                    f"--from {a.first}: the series has {commits} commits")
@@ -231,7 +239,12 @@ def main(argv=None):
         t.prepare(log=build.say)
         export = work_dir() / "export"
         shutil.rmtree(export, ignore_errors=True)
-        patches = [p for p in t.export(export, log=build.say) if not p.name.startswith("0000-")]
+        if a.maintainer:
+            from . import partition
+            written = partition.export(t, export, log=build.say)
+        else:
+            written = t.export(export, log=build.say)
+        patches = [p for p in written if not p.name.startswith("0000-")]
         wt = Worktree(a.jobs, a.verbose)
         wt.reset()
     except tree.TreeError as e:

@@ -70,7 +70,12 @@ def cmd_refresh(a):
 
 
 def cmd_export(a):
-    Tree(a.repo, a.tree, a.source).export(a.outdir)
+    t = Tree(a.repo, a.tree, a.source)
+    if a.maintainer:
+        from schedlab import partition
+        partition.export(t, a.outdir)
+    else:
+        t.export(a.outdir)
 
 
 def parser():
@@ -113,6 +118,10 @@ def parser():
             epilog=TREE_STATUSES)
     tree_args(p)
     p.add_argument("outdir", type=Path, help="empty or new folder for the patch files")
+    p.add_argument("--maintainer", action="store_true",
+                   help="the series in the maintainer's order of patches/maintainer.toml, "
+                        "cut from the final tree (default: the development series, "
+                        "patches/series, after one commit adding the new files)")
     p.set_defaults(fn=cmd_export, check=check_export)
 
     from schedlab import build, demo, reference, vm
