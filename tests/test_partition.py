@@ -29,9 +29,31 @@ def test_a_header_guard_is_not_one_unit_and_its_endif_stands_alone():
     assert segment(text, "x.h") == [(0, 2), (2, 4), (4, 6), (6, 7)]
 
 
-def test_kconfig_and_text_are_cut_at_blank_lines():
-    text = lines("config A\n\tbool \"a (\"\n\nconfig B\n\tbool\n")
-    assert segment(text, "kernel/Kconfig.sched") == [(0, 2), (2, 5)]
+def test_kconfig_is_cut_into_entries_help_text_and_choices_whole():
+    text = lines("config A\n\tbool \"a (\"\n\thelp\n\t  x\n\n\t  If unsure, say N.\n\n"
+                 "# B's\nchoice\n\tprompt \"p\"\n\nconfig C\n\tbool\n\nendchoice\n")
+    assert segment(text, "kernel/Kconfig.sched") == [(0, 6), (6, 15)]
+
+
+def test_a_kconfig_choice_of_several_classes_splits_into_entries():
+    text = lines("choice\n\tprompt \"p\"\n\nconfig SCHED_DEFAULT_ULE\n\tbool\n\n"
+                 "config SCHED_DEFAULT_BMQ\n\tbool\n\nendchoice\n")
+    assert split_lines(text, "kernel/Kconfig.sched") == [(0, 2), (2, 5), (5, 8), (8, 10)]
+
+
+def test_text_is_cut_at_blank_lines():
+    text = lines("A (\nb\n\nc\n")
+    assert segment(text, "Documentation/x.rst") == [(0, 2), (2, 4)]
+
+
+def test_an_insert_slides_to_where_its_braces_balance():
+    """difflib may start an inserted function with the closing brace of
+    the one before it; the unit must not take that brace away."""
+    pristine = lines("void a(void)\n{\n\tx();\n}\n\nint z;\n")
+    final = lines("void a(void)\n{\n\tx();\n}\n\nvoid b(void)\n{\n\ty();\n}\n\nint z;\n")
+    units = units_of("k.c", pristine, final)
+    assert ["".join(u.lines) for u in units] == ["void b(void)\n{\n\ty();\n}\n\n"]
+    assert apply_units(pristine, units) == final
 
 
 def test_a_unit_naming_several_classes_splits_into_lines_and_if_blocks():

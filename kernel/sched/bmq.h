@@ -67,10 +67,10 @@ static inline unsigned int bmq_level(int prio, int boost)
 
 /*
  * A waking task of @level may be placed on a CPU whose best queued level
- * (its running task included) is @cpu_level. Project C places it by a
- * cached mask of CPUs that its updates keep for an equal level too, so a
+ * (its running task included) is @cpu_level. An equal level counts: the
  * task goes back to its previous CPU beside work of its own level and
- * waits there, rather than preempting worse work elsewhere.
+ * waits there, rather than preempting worse work elsewhere, as Project
+ * C's cached preempt mask makes it do (bmq.rst says how).
  */
 static inline bool bmq_wake_target(unsigned int cpu_level, unsigned int level)
 {

@@ -48,18 +48,18 @@ TRACE_DEFINE_ENUM(SCHED_SANITY_END);
 
 #define show_sched_ev_kind(kind)					\
 	__print_symbolic(kind,						\
-		{ SCHED_EV_WAKE_IDLE_SIBLING,	"wake_idle_sibling" },	\
-		{ SCHED_EV_FORK_IDLEST_GROUP,	"fork_idlest_group" },	\
-		{ SCHED_EV_LB_GROUP_STATS,	"lb_group_stats" },	\
-		{ SCHED_EV_LB_BUSIEST_QUEUE,	"lb_busiest_queue" },	\
-		{ SCHED_EV_WAKE_IDLE_LONGEST,	"wake_idle_longest" },	\
 		{ SCHED_EV_ULE_PICKCPU,		"ule_pickcpu" },	\
 		{ SCHED_EV_ULE_STEAL,		"ule_steal" },		\
 		{ SCHED_EV_ULE_BALANCE,		"ule_balance" },	\
 		{ SCHED_EV_BMQ_SELECT,		"bmq_select" },		\
 		{ SCHED_EV_BMQ_PULL,		"bmq_pull" },		\
 		{ SCHED_EV_MUQSS_SELECT,	"muqss_select" },	\
-		{ SCHED_EV_MUQSS_LOOK,		"muqss_look" })
+		{ SCHED_EV_MUQSS_LOOK,		"muqss_look" },		\
+		{ SCHED_EV_WAKE_IDLE_SIBLING,	"wake_idle_sibling" },	\
+		{ SCHED_EV_FORK_IDLEST_GROUP,	"fork_idlest_group" },	\
+		{ SCHED_EV_LB_GROUP_STATS,	"lb_group_stats" },	\
+		{ SCHED_EV_LB_BUSIEST_QUEUE,	"lb_busiest_queue" },	\
+		{ SCHED_EV_WAKE_IDLE_LONGEST,	"wake_idle_longest" })
 
 #define show_sched_migrate_reason(reason)				\
 	__print_symbolic(reason,					\

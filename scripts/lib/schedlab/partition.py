@@ -67,11 +67,61 @@ def _balance(line, state):
         i += 1
 
 
+KCONFIG = re.compile(r"Kconfig[^/]*$")
+KEYWORD = re.compile(r"^(config|menuconfig|choice|endchoice|comment|menu|endmenu|if|endif|"
+                     r"source|mainmenu)\b")
+
+
+def kconfig_entries(lines):
+    """Kconfig runs: each from a keyword at the start of a line to the next
+    one, help text (blank lines included) with it; comments and blank
+    lines before a keyword go with it."""
+    units, start, seen = [], 0, False
+    for i, line in enumerate(lines):
+        if KEYWORD.match(line):
+            if seen:
+                # The run's trailing comment and blank lines go with the next.
+                cut = i
+                while cut > start and (not lines[cut - 1].strip()
+                                       or lines[cut - 1].startswith("#")):
+                    cut -= 1
+                units.append((start, cut))
+                start = cut
+            seen = True
+    units.append((start, len(lines)))
+    return [u for u in units if u[0] < u[1]]
+
+
+def kconfig_segment(lines):
+    """Kconfig units: entries, with a choice and its entries as one unit
+    (split_lines() cuts it into entries again when they name classes)."""
+    units, depth, open_at = [], 0, None
+    for s, e in kconfig_entries(lines):
+        first = next((ln for ln in lines[s:e] if KEYWORD.match(ln)), "")
+        if first.startswith("choice"):
+            depth += 1
+            if depth == 1:
+                open_at = s
+            continue
+        if first.startswith("endchoice") and depth:
+            depth -= 1
+            if depth == 0:
+                units.append((open_at, e))
+            continue
+        if not depth:
+            units.append((s, e))
+    if depth:
+        units.append((open_at, len(lines)))
+    return units
+
+
 def segment(lines, path=""):
     """Cut inserted lines into units: (start, stop) index pairs. Blank
     lines before a unit belong to it; trailing blank lines to the last
     unit. Text files (Kconfig, rst, txt, Makefile) are cut at blank lines."""
-    brackets = not re.search(r"(Kconfig[^/]*|\.rst|\.txt|Makefile)$", path)
+    if KCONFIG.search(path):
+        return kconfig_segment(lines)
+    brackets = not re.search(r"(\.rst|\.txt|Makefile)$", path)
     units, start, state = [], 0, [False, 0, 0]
     content = False
     guard = include_guard(lines)
@@ -95,31 +145,58 @@ def segment(lines, path=""):
     else:
         units[-1] = (units[-1][0], len(lines))
     if guard:
-        # The guard's #endif closes the file whoever adds the last unit.
-        last = max(guard)
-        s, e = units[-1]
-        if s < last:
-            units[-1:] = [(s, last), (last, e)]
+        # The guard's #endif closes the file whoever adds the units before it.
+        end = max(guard)
+        cut = []
+        for s, e in units:
+            if s <= end < e:
+                cut.extend([(s, end), (end, end + 1), (end + 1, e)])
+            else:
+                cut.append((s, e))
+        units = cut
     return [u for u in units if u[0] < u[1]]
 
 
+GUARD = re.compile(r"\s*#\s*(ifndef\s+(\w+)|if\s+!defined\((\w+)\)\s*\|\|\s*"
+                   r"defined\(TRACE_HEADER_MULTI_READ\))")
+
+
 def include_guard(lines):
-    """Indexes of a header's include guard (#ifndef X, #define X, the last
-    #endif): they enclose the whole file and do not make it one unit."""
+    """Indexes of a header's include guard (#ifndef X or a trace header's
+    #if !defined(X) || ..., #define X, its #endif): they enclose the file
+    and do not make it one unit."""
     code = [i for i, line in enumerate(lines) if line.strip()
             and not line.lstrip().startswith(("/*", "*", "//"))]
-    if len(code) < 3:
+    first = next((n for n, i in enumerate(code) if IF.match(lines[i])), None)
+    if first is None or first + 1 >= len(code):
         return set()
-    m = re.match(r"\s*#\s*ifndef\s+(\w+)", lines[code[0]])
-    if not m or not re.match(rf"\s*#\s*define\s+{m.group(1)}\b", lines[code[1]]) \
-            or not ENDIF.match(lines[code[-1]]):
+    m = GUARD.match(lines[code[first]])
+    name = m and (m.group(2) or m.group(3))
+    if not name or not re.match(rf"\s*#\s*define\s+{name}\b", lines[code[first + 1]]):
         return set()
-    return {code[0], code[1], code[-1]}
+    depth = 0
+    for i in code[first:]:
+        if IF.match(lines[i]):
+            depth += 1
+        elif ENDIF.match(lines[i]):
+            depth -= 1
+            if depth == 0:
+                return {code[first], code[first + 1], i}
+    return set()
 
 
-def split_lines(lines):
+def split_lines(lines, path=""):
     """A unit that names more than one class cut finer: each #if block and
-    each line outside one on its own; comments stay with what follows."""
+    each line outside one on its own, comments with what follows; in
+    Kconfig, each entry, and a choice's first and last lines on their own."""
+    if KCONFIG.search(path) and any(KEYWORD.match(ln) for ln in lines):
+        parts = []
+        for s, e in kconfig_entries(lines):
+            if len(classes_named(lines[s:e])) > 1:
+                parts.extend((i, i + 1) for i in range(s, e))   # an entry's own lines
+            else:
+                parts.append((s, e))
+        return parts
     parts, start, depth, comment = [], 0, 0, False
     for i, line in enumerate(lines):
         if IF.match(line):
@@ -143,13 +220,48 @@ def split_lines(lines):
 
 
 def classes_named(lines):
-    """The classes a run of lines names (ISO counts as MuQSS's)."""
+    """The classes a run of lines names. SCHED_ISO is core's policy (any
+    class may run it), so naming it names no class."""
     found = set()
     for line in lines:
         for name, pat in NAMES.items():
-            if pat.search(line):
-                found.add("muqss" if name == "iso" else name)
+            if name != "iso" and pat.search(line):
+                found.add(name)
     return found
+
+
+def _depths(lines):
+    """(net bracket depth, lowest depth reached) of a run of lines."""
+    state, low = [False, 0, 0], 0
+    for line in lines:
+        _balance(line, state)
+        low = min(low, state[1])
+    return state[1], low
+
+
+def slide(pristine, final, i1, j1, j2):
+    """An inserted run may sit a few lines up or down when the lines at
+    its edges repeat (a closing brace, a blank line): difflib may put
+    "}" at its start instead of its end. Take the position where the run
+    is balanced, closes nothing it did not open, and ends on a blank line
+    if it can."""
+    n = j2 - j1
+    up = 0
+    while i1 - up > 0 and final[j2 - 1 - up] == pristine[i1 - 1 - up]:
+        up += 1
+    down = 0
+    while i1 + down < len(pristine) and j2 + down < len(final) and \
+            final[j1 + down] == pristine[i1 + down]:
+        down += 1
+    best = None
+    for shift in range(-up, down + 1):
+        run = final[j1 + shift:j1 + shift + n]
+        net, low = _depths(run)
+        score = (net == 0 and low == 0, not run[-1].strip(), -abs(shift))
+        if best is None or score > best[0]:
+            best = (score, shift)
+    shift = best[1]
+    return i1 + shift, j1 + shift, j2 + shift
 
 
 def units_of(path, pristine, final):
@@ -161,6 +273,7 @@ def units_of(path, pristine, final):
         if tag == "equal":
             continue
         if tag == "insert":
+            i1, j1, j2 = slide(pristine, final, i1, j1, j2)
             for n, (s, e) in enumerate(segment(final[j1:j2], path)):
                 units.append(Unit(path, i1, i1, n, final[j1 + s:j1 + e], j1 + s))
         else:
@@ -283,7 +396,7 @@ def cut(plan, path, pristine, final, blame):
     for u in units_of(path, pristine, final):
         if len(u.classes) > 1 and u.anchor == u.end and (
                 path not in plan.owner or path in plan.shared):
-            for n, (s, e) in enumerate(split_lines(u.lines)):
+            for n, (s, e) in enumerate(split_lines(u.lines, path)):
                 sub = Unit(path, u.anchor, u.end, 0, u.lines[s:e], u.first + s)
                 sub.classes = classes_named(sub.lines)
                 out.append(sub)
