@@ -1,7 +1,8 @@
 """scripts/check-series: does every patch of the series build?
 
 The series is exported as scripts/export writes it (a cover letter, then
-the commits git am applies to 6.1.192), then applied one commit at a time
+the commits git am applies to 6.1.192: the maintainer's series, or with
+--development the development one), then applied one commit at a time
 to a worktree of the prepared tree at its "pristine" tag
 (build/check-series/linux). After each commit kernel/sched/ is built with
 W=1 in build/check-series/obj, configured as check-configs' cells are
@@ -21,7 +22,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import build, check_configs, command, paths, tree
+from . import build, check_configs, command, partition, paths, tree
 
 WORK = "check-series"
 TARGET = "kernel/sched/"
@@ -214,22 +215,21 @@ def parser():
                          "the ones before are applied only (default: 1)")
     ap.add_argument("-j", "--jobs", type=command.positive_int, default=os.cpu_count(),
                     help="parallel make jobs (default: the CPU count)")
-    ap.add_argument("--maintainer", action="store_true",
-                    help="check the maintainer's series (scripts/export --maintainer) "
-                         "instead of the development one")
+    ap.add_argument("--development", action="store_true",
+                    help="check the development series (scripts/export --development) "
+                         "instead of the maintainer's")
     ap.add_argument("-v", "--verbose", action="store_true", help="show make's output")
     return ap
 
 
 def main(argv=None):
     a = parser().parse_args(argv)
-    # The export's commits: one that adds the new files, then the series;
-    # or the maintainer's plan.
-    if a.maintainer:
-        from . import partition
-        commits = len(partition.Plan.load(paths.REPO / partition.PLAN).patches)
-    else:
+    # The export's commits: the maintainer's plan, or one that adds the
+    # new files and then the development series.
+    if a.development:
         commits = len(tree.read_series(paths.REPO, check=False)) + 1
+    else:
+        commits = len(partition.Plan.load(paths.REPO / partition.PLAN).patches)
     if a.first > commits:
         return command.usage_error("check-series",
                                    f"--from {a.first}: the series has {commits} commits")
@@ -239,11 +239,10 @@ def main(argv=None):
         t.prepare(log=build.say)
         export = work_dir() / "export"
         shutil.rmtree(export, ignore_errors=True)
-        if a.maintainer:
-            from . import partition
-            written = partition.export(t, export, log=build.say)
-        else:
+        if a.development:
             written = t.export(export, log=build.say)
+        else:
+            written = partition.export(t, export, log=build.say)
         patches = [p for p in written if not p.name.startswith("0000-")]
         wt = Worktree(a.jobs, a.verbose)
         wt.reset()

@@ -71,11 +71,11 @@ def cmd_refresh(a):
 
 def cmd_export(a):
     t = Tree(a.repo, a.tree, a.source)
-    if a.maintainer:
+    if a.development:
+        t.export(a.outdir)
+    else:
         from schedlab import partition
         partition.export(t, a.outdir)
-    else:
-        t.export(a.outdir)
 
 
 def parser():
@@ -113,15 +113,16 @@ def parser():
     p.set_defaults(fn=cmd_refresh, check=check_refresh)
 
     p = add("export", "write a git-am-able series with a cover letter",
-            description="Write a cover letter, one commit adding the new files and the "
-                        "series, applicable with git am to 6.1.192.",
+            description="Write a cover letter and the series in the maintainer's order "
+                        "(backports, core, observability, CFS fixes, one patch per class), "
+                        "cut from the prepared tree, applicable with git am to 6.1.192.",
             epilog=TREE_STATUSES)
     tree_args(p)
     p.add_argument("outdir", type=Path, help="empty or new folder for the patch files")
-    p.add_argument("--maintainer", action="store_true",
-                   help="the series in the maintainer's order of patches/maintainer.toml, "
-                        "cut from the final tree (default: the development series, "
-                        "patches/series, after one commit adding the new files)")
+    p.add_argument("--development", action="store_true",
+                   help="the development series instead: one commit adding the new "
+                        "files, then patches/series (default: the maintainer's series "
+                        "of patches/maintainer.toml, cut from the final tree)")
     p.set_defaults(fn=cmd_export, check=check_export)
 
     from schedlab import build, demo, reference, vm
