@@ -526,12 +526,4 @@ def export(tree, outdir, log=print):
                 *[f for f in files if files[f][0] is not None]).stdout
     if final.strip():
         raise TreeError(f"the maintainer's series does not end at the tree:\n{final}")
-    outdir.mkdir(parents=True, exist_ok=True)
-    git(tree.tree, "format-patch", "-q", "--cover-letter", "--zero-commit",
-        "--no-signature", "-o", str(outdir), f"pristine..{tip}",
-        env={"GIT_AUTHOR_NAME": who[0], "GIT_AUTHOR_EMAIL": who[1],
-             "GIT_COMMITTER_NAME": who[0], "GIT_COMMITTER_EMAIL": who[1]})
-    tree.fill_cover_letter(outdir)
-    written = sorted(outdir.glob("*.patch"))
-    log(f"export: {len(written)} files in {outdir} (the maintainer's series, {PLAN})")
-    return written
+    return tree.write_series(outdir, tip, who, f"the maintainer's series, {PLAN}", log)

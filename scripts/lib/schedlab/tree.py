@@ -381,6 +381,10 @@ class Tree:
                     "GIT_AUTHOR_DATE": meta[2]})
         finally:
             index.unlink(missing_ok=True)
+        return self.write_series(outdir, tip, who, "apply with git am on 6.1.192", log)
+
+    def write_series(self, outdir, tip, who, what, log=print):
+        """format-patch pristine..@tip into @outdir with the cover letter."""
         outdir.mkdir(parents=True, exist_ok=True)
         git(self.tree, "format-patch", "-q", "--cover-letter", "--zero-commit",
             "--no-signature", "-o", str(outdir), f"pristine..{tip}",
@@ -388,7 +392,7 @@ class Tree:
                  "GIT_COMMITTER_NAME": who[0], "GIT_COMMITTER_EMAIL": who[1]})
         self.fill_cover_letter(outdir)
         written = sorted(outdir.glob("*.patch"))
-        log(f"export: {len(written)} files in {outdir} (apply with git am on 6.1.192)")
+        log(f"export: {len(written)} files in {outdir} ({what})")
         return written
 
     def commit_index(self, env, parent, msg, author_env):
