@@ -482,7 +482,10 @@ def message(tree, plan, n, old_commits, who):
     if src:
         old = p["from"][0] if src == "from" else src
         return git(tree.tree, "log", "-1", "--format=%B", old_commits[old]).stdout
-    return f"{p['subject']}\n\n{p['body'].strip()}\n\nSigned-off-by: {who[0]} <{who[1]}>\n"
+    # A backport says which upstream commit it follows, as stable's do.
+    upstream = f"[ Upstream commit {p['upstream']} ]\n\n" if "upstream" in p else ""
+    return (f"{p['subject']}\n\n{upstream}{p['body'].strip()}\n\n"
+            f"Signed-off-by: {who[0]} <{who[1]}>\n")
 
 
 def export(tree, outdir, log=print):
