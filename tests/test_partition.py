@@ -125,6 +125,7 @@ def test_the_plan_takes_every_development_patch_and_new_file_once():
         assert ("message" in p) != ("subject" in p and "body" in p), p["name"]
         if p.get("message") not in (None, "from"):
             assert p["message"] in p["from"], p["name"]
+        assert ("upstream" in p) == ("upstream_title" in p), p["name"]
 
 
 def test_the_prepared_tree_is_cut_whole():

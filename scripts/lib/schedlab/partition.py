@@ -15,6 +15,7 @@ that last touched its lines (git blame in the prepared tree).
 
 import difflib
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from .classhooks import NAMES
@@ -482,8 +483,11 @@ def message(tree, plan, n, old_commits, who):
     if src:
         old = p["from"][0] if src == "from" else src
         return git(tree.tree, "log", "-1", "--format=%B", old_commits[old]).stdout
-    # A backport says which upstream commit it follows, as stable's do.
-    upstream = f"[ Upstream commit {p['upstream']} ]\n\n" if "upstream" in p else ""
+    # A backport names the upstream commit it follows.
+    upstream = ""
+    if "upstream" in p:
+        ref = f"Backport of upstream commit {p['upstream'][:12]} (\"{p['upstream_title']}\")."
+        upstream = textwrap.fill(ref, 72) + "\n\n"
     return (f"{p['subject']}\n\n{upstream}{p['body'].strip()}\n\n"
             f"Signed-off-by: {who[0]} <{who[1]}>\n")
 
