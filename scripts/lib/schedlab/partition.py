@@ -8,9 +8,13 @@ a run of lines that ends on a blank line only where comments, brackets
 and #if blocks are closed: a function, a struct, an #ifdef block, a
 Kconfig entry, a paragraph. A hunk that deletes or replaces pristine
 lines is one unit. Each unit goes to a patch of the plan by, in order:
-an override of the plan, the one class it names (ULE, BMQ, MuQSS and its
-SCHED_ISO), the owner the plan gives its file, and the development patch
-that last touched its lines (git blame in the prepared tree).
+a rule of the plan, the class its #if gate or its code names (ULE, BMQ,
+MuQSS; SCHED_ISO is core's policy), the owner the plan gives its new
+file, and the development patch that last touched its lines (git blame
+in the prepared tree), class-neutral lines of existing files going to
+the core whichever class brought them. patches/maintainer.toml is the
+plan; scripts/export writes the result and scripts/check-series builds
+it step by step.
 """
 
 import difflib
@@ -20,7 +24,6 @@ from dataclasses import dataclass, field
 
 from .classhooks import NAMES
 
-OPEN_COMMENT = re.compile(r"/\*")
 CLOSE_COMMENT = re.compile(r"\*/")
 IF = re.compile(r"^\s*#\s*if")
 ENDIF = re.compile(r"^\s*#\s*endif")
@@ -34,8 +37,8 @@ class Unit:
     order: int          # position among the units of the same hunk
     lines: list
     first: int          # index of its first line in the final file
-    owner: str = ""
-    why: str = ""
+    owner: int = -1     # index of its patch in the plan
+    why: str = ""       # the rule that placed it
     classes: set = field(default_factory=set)
 
 
