@@ -149,3 +149,12 @@ def test_the_prepared_tree_is_cut_whole():
     # A class's files appear with its patch, not before.
     ule = plan.index["sched-ule-class"]
     assert partition.states(files, ule - 1)["kernel/sched/ule.c"] is None
+
+
+@pytest.mark.parametrize("text", [None, "[[patch]\nname = 1\n", "title = 'no patches'\n"])
+def test_a_missing_or_malformed_plan_is_one_clear_error(tmp_path, text):
+    path = tmp_path / "maintainer.toml"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(tree.TreeError, match="no plan of the maintainer's series"):
+        Plan.load(path)

@@ -226,10 +226,14 @@ def main(argv=None):
     a = parser().parse_args(argv)
     # The export's commits: the maintainer's plan, or one that adds the
     # new files and then the development series.
-    if a.development:
-        commits = len(tree.read_series(paths.REPO, check=False)) + 1
-    else:
-        commits = len(partition.Plan.load(paths.REPO / partition.PLAN).patches)
+    try:
+        if a.development:
+            commits = len(tree.read_series(paths.REPO, check=False)) + 1
+        else:
+            commits = len(partition.Plan.load(paths.REPO / partition.PLAN).patches)
+    except tree.TreeError as e:
+        print(f"check-series: {e}", file=sys.stderr)
+        return command.FAILED
     if a.first > commits:
         return command.usage_error("check-series",
                                    f"--from {a.first}: the series has {commits} commits")

@@ -340,9 +340,15 @@ class Plan:
 
     @classmethod
     def load(cls, path):
+        """The plan in @path; TreeError if it is missing or malformed."""
         import tomllib
-        with open(path, "rb") as f:
-            return cls(tomllib.load(f)["patch"])
+        from .tree import TreeError
+        try:
+            with open(path, "rb") as f:
+                return cls(tomllib.load(f)["patch"])
+        except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
+            raise TreeError(f"{path}: no plan of the maintainer's series ({e}); "
+                            "--development exports the development series") from e
 
     def class_patch(self, name, old):
         """The patch of class @name: the one @old (a development patch)
