@@ -22,11 +22,9 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from .classhooks import NAMES
+from .classhooks import ENDIF, GATE, IF, NAMES
 
 CLOSE_COMMENT = re.compile(r"\*/")
-IF = re.compile(r"^\s*#\s*if")
-ENDIF = re.compile(r"^\s*#\s*endif")
 
 
 @dataclass
@@ -313,7 +311,6 @@ def blame_patches(tree, rel, commits_to_patch):
     return owners
 
 
-GATE = re.compile(r"^\s*#\s*if.*CONFIG_SCHED_(ULE|BMQ|MUQSS|POLICY_ISO)\b")
 CLASS_OF_GATE = {"ULE": "ule", "BMQ": "bmq", "MUQSS": "muqss", "POLICY_ISO": "muqss"}
 COMMENT = re.compile(r"^\s*(/\*|\*|//)")
 
@@ -375,7 +372,8 @@ class Plan:
                 unit.owner, unit.why = i, "rule"
                 return
         new_file = unit.path in self.owner
-        gate = next((GATE.match(line) for line in unit.lines if line.strip()), None)
+        first = next((line for line in unit.lines if line.strip()), "")
+        gate = IF.match(first) and GATE.search(first)
         if gate:
             unit.owner, unit.why = self.class_patch(CLASS_OF_GATE[gate.group(1)], last_old), "gate"
             return
