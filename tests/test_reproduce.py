@@ -31,7 +31,7 @@ from schedlab.reproduce.experiments.wasted_cores import WASTED_BENCHES, wasted_r
 from schedlab.reproduce.metadata import config_hash, cpu_model, git_state, metadata, result_dir
 from schedlab.reproduce.progress import Progress
 from schedlab.reproduce.registry import (CLASSES, EXPERIMENTS, MUQSS_NONE, RQSHARE, SCHED_CLASS,
-                                         SHARE_CLASSES, ReproduceError, bench_info)
+                                         SHARE_CLASSES, ReproduceError, bench_info, with_classes)
 from schedlab.reproduce.report import describe_vs, report_section, save
 from schedlab.reproduce.runner import (BOOT_SECONDS, QUICK_TIMEOUT_MIN, RELEASE_MARK, Boot,
                                        Context, boot_shares, host_refusal, run_experiment)
@@ -58,6 +58,8 @@ def script(*args):
     (["--host", "--boots", "2"], "--boots do(es) not apply with --host"),
     (["--boots", "0"], "not a positive whole number"),
     (["--rounds", "5", "--boots", "6"], "--boots 6 is more than the 5 round(s)"),
+    (["--classes", "ule,eevdf"], "unknown class 'eevdf'"),
+    (["--classes", ","], "no class given"),
     (["compare", "/nonexistent-a", "/nonexistent-b"], "is not a result folder"),
     (["compare", "only-one"], "the following arguments are required"),
 ])
@@ -539,6 +541,30 @@ def test_wakeup_adapter_turns_class_bench_output_into_runs(tmp_path):
     assert run["value"] == pytest.approx(2.2) and run["topology"] == "1x2"
 
 
+def test_classes_restrict_variants_and_keep_the_base():
+    """--classes: the experiment's variants of the chosen classes and its
+    base; MuQSS's rqshare=none variant goes with muqss; an experiment
+    whose variants are not classes is left alone."""
+    thesis = with_classes(EXPERIMENTS["muqss-thesis"], ("muqss",))
+    assert thesis.variants == ("cfs", "muqss", MUQSS_NONE) == thesis.classes
+    wakeup = with_classes(EXPERIMENTS["wakeup"], ("cfs", "ule"))
+    assert wakeup.variants == ("cfs", "ule") and wakeup.base == "cfs"
+    assert with_classes(EXPERIMENTS["wakeup"], ()) is EXPERIMENTS["wakeup"]
+    assert with_classes(EXPERIMENTS["wasted-cores"], ("ule",)) is EXPERIMENTS["wasted-cores"]
+    assert wakeup.estimate("1x2", True) < EXPERIMENTS["wakeup"].estimate("1x2", True)
+
+
+def test_classes_reach_the_guest_command_and_the_document(tmp_path):
+    runner = FakeRunner(tmp_path, class_bench_output(1, WAKEUP, ("cfs", "bmq")))
+    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False,
+                  class_choice=("bmq",))
+    exp = with_classes(EXPERIMENTS["wakeup"], ("bmq",))
+    outcome, _ = run_experiment(exp, 0, ctx, None, False)
+    assert "class_bench.sh 'cfs bmq' 1 0 wakeup" in runner.commands[0][0]
+    assert not outcome.failures and {r["variant"] for r in outcome.runs} == {"cfs", "bmq"}
+    assert ctx.classes == ()
+
+
 def test_a_quick_boot_may_hang_for_minutes_not_a_quarter_of_an_hour(tmp_path):
     """The guest's limit follows the estimate: with --quick a hung smoke
     run costs at most a few minutes (CI once lost 15 on one); full runs
@@ -995,21 +1021,43 @@ def test_quick_run_failure_names_why_and_the_guest_console(tmp_path):
     assert text.rstrip().endswith("reproduce: failed: wakeup, starvation")
 
 
-@pytest.mark.ule
-@pytest.mark.bmq
-def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path):
-    """scripts/reproduce --quick on the debug kernel: every experiment
-    completes with a value for each of its benchmarks and variants, no
-    failed run (a tool's failure, a stall-watchdog report), well-formed
-    JSON and PNG, a report that names each; timing is not asserted. This
-    is also the smoke test of class_bench.sh's three suites under every
-    class."""
+# The quick run's experiments in three groups, each compared under CFS and
+# one class (--classes), so that each experiment runs, and each class runs
+# four experiments, at half the guest time of every class in each: the
+# guest checks of each class are its own suites'. The thesis experiments go
+# with their class, muqss-thesis and smt-spread with MuQSS's two sharing
+# modes; wasted-cores runs CFS alone (fixes off and on) whatever the group.
+QUICK_GROUPS = {
+    "ule": ("wakeup", "sysbench-scaling", "starvation", "interactivity-trace"),
+    "bmq": ("bmq-thesis", "unpin-spread", "applications", "wasted-cores"),
+    "muqss": ("muqss-thesis", "smt-spread", "wakeup-latency", "barrier-hpc"),
+}
+
+
+def test_quick_groups_run_every_experiment_once():
+    groups = [n for names in QUICK_GROUPS.values() for n in names]
+    assert sorted(groups) == sorted(QUICK_BENCHES)
+    assert set(QUICK_BENCHES) == {n for n, e in EXPERIMENTS.items() if not e.host_only}
+
+
+@pytest.mark.parametrize("cls", [pytest.param(c, marks=getattr(pytest.mark, c))
+                                 for c in QUICK_GROUPS])
+def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path, cls):
+    """scripts/reproduce --quick --classes cfs,CLASS on the debug kernel,
+    for CLASS's group of experiments (QUICK_GROUPS): each completes with
+    a value for each of its benchmarks and variants (CFS and CLASS, both
+    MuQSS modes for MuQSS), no failed run (a tool's failure, a
+    stall-watchdog report), well-formed JSON and PNG, a report that names
+    each; timing is not asserted. This is also the smoke test of
+    class_bench.sh's three suites."""
     out = tmp_path / "results"
-    proc = subprocess.run([str(SCRIPT), "--quick", "--no-build", "--out", str(out)],
-                          capture_output=True, text=True, timeout=2400)
+    names = QUICK_GROUPS[cls]
+    proc = subprocess.run([str(SCRIPT), "--quick", "--no-build", "--classes", f"cfs,{cls}",
+                           "--out", str(out), *names],
+                          capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, quick_run_failure(proc)
     docs = load_folder(out)
-    assert set(docs) == set(QUICK_BENCHES), sorted(docs)
+    assert set(docs) == set(names), sorted(docs)
     report = (out / "report.md").read_text()
     for name, doc in docs.items():
         assert validate(doc) == [], (name, validate(doc))
@@ -1017,6 +1065,7 @@ def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path):
         assert not doc["failures"], (name, doc["failures"])
         assert doc["metadata"]["config"] == "debug" and doc["metadata"]["quick"]
         assert doc["metadata"]["kernel_release"], name
+        assert {v.partition(":")[0] for v in doc["variants"]} <= {"cfs", cls, "off", "on"}
         seen = {(r["bench"], r["variant"]) for r in doc["runs"]}
         want = {(b, v) for b in QUICK_BENCHES[name] for v in doc["variants"]}
         assert seen == want, (name, sorted(want - seen))

@@ -2,6 +2,7 @@
 --list, the run of every experiment named (each written, plotted and
 checked as it ends), and the compare and spread subcommands."""
 
+import argparse
 import json
 import sys
 import threading
@@ -14,7 +15,7 @@ from .document import check_png, document, load_folder, validate
 from .experiments import EXPERIMENTS
 from .metadata import config_hash, metadata, result_dir
 from .progress import Progress, duration
-from .registry import SCHED_CLASS, ReproduceError
+from .registry import CLASSES, SCHED_CLASS, ReproduceError, with_classes
 from .report import save, table
 from .runner import (BOOT_SECONDS, Context, GuestRunner, HostRunner, host_refusal, plan_of,
                      references_for, run_experiment)
@@ -32,6 +33,11 @@ def parser():
                  + command.epilog(command.OK, command.FAILED, command.USAGE, command.GUEST))
     ap.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
                     help="experiments to run (default: all implemented)")
+    ap.add_argument("--classes", type=class_list, metavar="CLASS[,CLASS...]",
+                    help="compare only these classes (of cfs, ule, bmq, muqss) with cfs, "
+                         "the base of every comparison, which always runs; experiments "
+                         "whose variants are not classes (wasted-cores) run as they are "
+                         "(default: every class)")
     ap.add_argument("--rounds", type=command.positive_int,
                     help="rounds per experiment, every variant once per round "
                          "(default: 10; 1 with --quick)")
@@ -66,6 +72,17 @@ def parser():
                          "the original of; may be given more than once (default: none)")
     ap.add_argument("--list", action="store_true", help="list the experiments and exit")
     return ap
+
+
+def class_list(text):
+    """--classes: comma-separated names of CLASSES, in their order."""
+    names = [n for n in text.split(",") if n]
+    unknown = [n for n in names if n not in CLASSES]
+    if unknown or not names:
+        what = f"unknown class {unknown[0]!r}" if unknown else "no class given"
+        raise argparse.ArgumentTypeError(
+            f"{what}: give one or more of {', '.join(CLASSES)}, separated by commas")
+    return tuple(c for c in CLASSES if c in names)
 
 
 def compare_parser():
@@ -189,7 +206,7 @@ def main(argv=None):
         return 2
     names = list(dict.fromkeys(a.experiments)) or \
         [n for n, e in EXPERIMENTS.items() if not e.host_only]
-    experiments = [EXPERIMENTS[n] for n in names]
+    experiments = [with_classes(EXPERIMENTS[n], a.classes) for n in names]
     rounds = a.rounds or (1 if a.quick else 10)
     if rounds < stats.MIN_ROUNDS and not a.quick:
         print(f"reproduce: {rounds} rounds give medians but no interval (needs "
@@ -210,7 +227,7 @@ def main(argv=None):
                                 references))
     threading.Thread(target=progress.heartbeat, daemon=True).start()
     ctx = Context(rounds, a.quick, runner, progress, build_programs=not a.no_build,
-                  boots=a.boots, references=references)
+                  boots=a.boots, references=references, class_choice=a.classes or ())
     failed, status = [], command.OK
     for index, exp in enumerate(experiments):
         done = run_and_save(exp, index, ctx, a, folder, argv)

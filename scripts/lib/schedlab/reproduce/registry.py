@@ -83,6 +83,21 @@ class Experiment:
         return self.seconds_per_round * scale * max(1.0, vm.topology(topology).cpus / ref.cpus)
 
 
+def with_classes(exp, chosen):
+    """`exp` restricted to the classes in `chosen` (--classes) and its base:
+    its variants of another class dropped ("muqss:rqshare=none" is a
+    variant of muqss). An experiment whose variants are not classes
+    (wasted-cores: CFS with the fixes off and on) and an empty choice
+    leave it as it is."""
+    if not chosen or not all(v.partition(":")[0] in CLASSES for v in exp.variants):
+        return exp
+
+    def keep(variants):
+        return tuple(v for v in variants
+                     if v == exp.base or v.partition(":")[0] in chosen)
+    return dataclasses.replace(exp, classes=keep(exp.classes), variants=keep(exp.variants))
+
+
 EXPERIMENTS = {}
 
 

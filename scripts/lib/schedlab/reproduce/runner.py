@@ -166,7 +166,9 @@ class Context:
     build_programs: bool = True
     boot_estimate: float = 600.0
     boots: int = 1
-    classes: tuple = ()             # set for a reference kernel's boots: its variant
+    classes: tuple = ()             # set for a reference kernel's boots: its variant,
+    #                                 and with --classes: the experiment's classes
+    class_choice: tuple = ()        # --classes (empty: every class)
     references: dict = dataclasses.field(default_factory=dict)   # name: info
 
     def program(self, name):
@@ -246,7 +248,7 @@ def run_experiment(exp, index, ctx, override, host):
         runner.sysctls = reference.original_sysctls(refs)
     try:
         for name, ctx.runner in kernels:
-            ctx.classes = (name,) if name else ()
+            ctx.classes = (name,) if name else (exp.classes if ctx.class_choice else ())
             for topology in topologies:
                 boot = _topology_boots(exp, index, ctx, topology, merged, boot, name)
     finally:

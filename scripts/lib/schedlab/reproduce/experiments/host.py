@@ -299,7 +299,7 @@ def phoronix(ctx, topology):
     refuse_guest(ctx, "phoronix")
     tests = pts_tests()[:1] if ctx.quick else pts_tests()
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    cmd = pts_command(ctx.rounds, tests, stamp)
+    cmd = pts_command(ctx.rounds, tests, stamp, ctx.classes or CLASSES)
     tag = f"phoronix-{topology}"
     boot = ctx.runner.run(cmd, topology, tag, ctx.track(rf"^{PTS_MARK} (\d+) "), ctx.timeout())
     runs, failures, benches = pts_outcome(boot.output, stamp, ctx.rounds, topology,
@@ -488,7 +488,7 @@ def nas(ctx, topology):
     folder, names = npb_selected()
     names = npb_quick(names) if ctx.quick else names
     threads = os.cpu_count() or 1
-    cmd = npb_command(ctx.rounds, folder, names, threads)
+    cmd = npb_command(ctx.rounds, folder, names, threads, ctx.classes or CLASSES)
     boot = ctx.runner.run(cmd, topology, f"nas-{topology}", ctx.track(rf"^{NPB_MARK} (\d+) "),
                           ctx.timeout())
     runs, failures = parse_nas(boot.output, names, ctx.rounds, topology)
