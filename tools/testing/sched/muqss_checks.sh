@@ -60,13 +60,14 @@ runtime() { field $1 se.sum_exec_runtime | cut -d. -f1; }
 
 # a. Every normal task on muqss.
 check "$(cat $K/sched_class)" muqss "kernel.sched_class reads muqss"
-other=0
-for d in /proc/[0-9]*; do
-	pol=$(sed -n 's/^policy *: *//p' $d/sched 2>/dev/null)
-	cls=$(sed -n 's/^class *: *//p' $d/sched 2>/dev/null)
-	case "$pol" in 0 | 3 | 4 | 5) ;; *) continue ;; esac
-	[ "$cls" = muqss ] || other=$((other + 1))
-done
+# One awk over every process's sched file (a file starts with its
+# "name (pid, #threads: n)" line): two seds per process took 23 s.
+other=$(cat /proc/[0-9]*/sched 2>/dev/null | awk '
+	function count() { if (pol ~ /^[0345]$/ && cls != "muqss") n++ }
+	/, #threads: / { count(); pol = ""; cls = ""; seen++ }
+	$1 == "policy" { pol = $NF }
+	$1 == "class" { cls = $NF }
+	END { count(); print (seen > 10 ? n + 0 : "only " seen " processes read") }')
 check "$other" 0 "every normal task is on muqss"
 check "$(field self muqss.ratio) $(field self muqss.queued)" "836 running" \
 	"muqss lines of a running nice-0 task"

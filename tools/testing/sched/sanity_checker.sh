@@ -205,8 +205,12 @@ fi
 
 # 1b. While that report goes on, many short violations on CPU 3 (two
 # spinners unpinned and pinned again, S = 10 ms, M = 1 ms): 65 newer
-# reports later it still has its own slot.
-if [ -n "$id" ]; then
+# reports later it still has its own slot. The slots are the checker's,
+# whichever class made the violations: checked under CFS only, where
+# the suite runs it first (the 160 rounds cost half a minute a class).
+if [ "$class" != cfs ]; then
+	ok "report keeps its slot after 65 newer reports # SKIP the checker's slots: checked under cfs"
+elif [ -n "$id" ]; then
 	echo 10 >$K/sched_sanity_interval_ms
 	echo 1 >$K/sched_sanity_confirm_ms
 	python3 "$here/spinners.py" --count 2 --from-cpu 3 --pinned >/tmp/spin3.out &
