@@ -270,10 +270,9 @@ def test_our_bmq_runs_as_the_original_beside_project_c(monkeypatch, tmp_path):
         ctx.runner.run("true", topology, "tag")
         return Outcome(runs=[], benches={})
     exp = SimpleNamespace(topologies_for=lambda *a: ["1x2"], run=run, variants=("cfs", "bmq"),
-                          estimate=lambda *a: 1.0)
+                          classes=("cfs", "bmq"), estimate=lambda *a: 1.0)
     ctx = SimpleNamespace(runner=runner, references={"prjc-bmq": {"scheduler": "bmq"}},
-                          rounds=1, boots=1, progress=None, classes=(), class_choice=(),
-                          quick=True)
+                          rounds=1, boots=1, progress=None, classes=(), quick=True)
     monkeypatch.setattr("schedlab.reproduce.runner.references_for", lambda exp, refs: refs)
     run_experiment(exp, 0, ctx, None, False)
     assert seen == [{"sched_bmq_kernel_boost": 0}, {}]

@@ -556,8 +556,7 @@ def test_classes_restrict_variants_and_keep_the_base():
 
 def test_classes_reach_the_guest_command_and_the_document(tmp_path):
     runner = FakeRunner(tmp_path, class_bench_output(1, WAKEUP, ("cfs", "bmq")))
-    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False,
-                  class_choice=("bmq",))
+    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
     exp = with_classes(EXPERIMENTS["wakeup"], ("bmq",))
     outcome, _ = run_experiment(exp, 0, ctx, None, False)
     assert "class_bench.sh 'cfs bmq' 1 0 wakeup" in runner.commands[0][0]

@@ -227,7 +227,7 @@ def main(argv=None):
                                 references))
     threading.Thread(target=progress.heartbeat, daemon=True).start()
     ctx = Context(rounds, a.quick, runner, progress, build_programs=not a.no_build,
-                  boots=a.boots, references=references, class_choice=a.classes or ())
+                  boots=a.boots, references=references)
     failed, status = [], command.OK
     for index, exp in enumerate(experiments):
         done = run_and_save(exp, index, ctx, a, folder, argv)

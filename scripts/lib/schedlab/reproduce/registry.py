@@ -83,18 +83,26 @@ class Experiment:
         return self.seconds_per_round * scale * max(1.0, vm.topology(topology).cpus / ref.cpus)
 
 
+def class_of(variant):
+    """The class a variant runs: "muqss:rqshare=none" is one of muqss."""
+    return variant.partition(":")[0]
+
+
+def compares_classes(exp):
+    """Whether every variant of `exp` is a class (wasted-cores' are CFS's
+    fixes off and on)."""
+    return all(class_of(v) in CLASSES for v in exp.variants)
+
+
 def with_classes(exp, chosen):
-    """`exp` restricted to the classes in `chosen` (--classes) and its base:
-    its variants of another class dropped ("muqss:rqshare=none" is a
-    variant of muqss). An experiment whose variants are not classes
-    (wasted-cores: CFS with the fixes off and on) and an empty choice
+    """`exp` restricted to the classes in `chosen` (--classes) and its base.
+    An experiment that does not compare classes, and an empty choice,
     leave it as it is."""
-    if not chosen or not all(v.partition(":")[0] in CLASSES for v in exp.variants):
+    if not chosen or not compares_classes(exp):
         return exp
 
     def keep(variants):
-        return tuple(v for v in variants
-                     if v == exp.base or v.partition(":")[0] in chosen)
+        return tuple(v for v in variants if v == exp.base or class_of(v) in chosen)
     return dataclasses.replace(exp, classes=keep(exp.classes), variants=keep(exp.variants))
 
 

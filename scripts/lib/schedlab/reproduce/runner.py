@@ -13,7 +13,7 @@ from pathlib import Path
 from .. import build, paths, reference, vm
 from .metadata import config_hash, host_config_path
 from .progress import Progress
-from .registry import CLASSES, SCHED_CLASS, Outcome
+from .registry import SCHED_CLASS, Outcome, compares_classes
 
 # Seconds a boot costs beyond its rounds (boot, probe, power-off), for the
 # estimate of time left.
@@ -166,9 +166,8 @@ class Context:
     build_programs: bool = True
     boot_estimate: float = 600.0
     boots: int = 1
-    classes: tuple = ()             # set for a reference kernel's boots: its variant,
-    #                                 and with --classes: the experiment's classes
-    class_choice: tuple = ()        # --classes (empty: every class)
+    classes: tuple = ()             # the classes of the boots under way: the
+    #                                 experiment's, or a reference kernel's variant
     references: dict = dataclasses.field(default_factory=dict)   # name: info
 
     def program(self, name):
@@ -211,7 +210,7 @@ def references_for(exp, references):
     """The reference kernels (name: info) that run `exp` as one more
     variant: experiments that compare classes, when they run the class the
     kernel is the original of (any, for a kernel of no class of ours)."""
-    if not all(v.partition(":")[0] in CLASSES for v in exp.variants):
+    if not compares_classes(exp):
         return {}
     return {name: info for name, info in references.items()
             if reference.LIKE.get(info.get("scheduler")) in exp.variants + (None,)}
@@ -248,7 +247,7 @@ def run_experiment(exp, index, ctx, override, host):
         runner.sysctls = reference.original_sysctls(refs)
     try:
         for name, ctx.runner in kernels:
-            ctx.classes = (name,) if name else (exp.classes if ctx.class_choice else ())
+            ctx.classes = (name,) if name else exp.classes
             for topology in topologies:
                 boot = _topology_boots(exp, index, ctx, topology, merged, boot, name)
     finally:
