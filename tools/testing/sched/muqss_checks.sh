@@ -60,8 +60,8 @@ runtime() { field $1 se.sum_exec_runtime | cut -d. -f1; }
 
 # a. Every normal task on muqss.
 check "$(cat $K/sched_class)" muqss "kernel.sched_class reads muqss"
-# One awk over every process's sched file (a file starts with its
-# "name (pid, #threads: n)" line): two seds per process took 23 s.
+# One awk over every process's sched file (each starts with its
+# "name (pid, #threads: n)" line): forks are slow under TCG with lockdep.
 other=$(cat /proc/[0-9]*/sched 2>/dev/null | awk '
 	function count() { if (pol ~ /^[0345]$/ && cls != "muqss") n++ }
 	/, #threads: / { count(); pol = ""; cls = ""; seen++ }

@@ -206,8 +206,7 @@ fi
 # 1b. While that report goes on, many short violations on CPU 3 (two
 # spinners unpinned and pinned again, S = 10 ms, M = 1 ms): 65 newer
 # reports later it still has its own slot. The slots are the checker's,
-# whichever class made the violations: checked under CFS only, where
-# the suite runs it first (the 160 rounds cost half a minute a class).
+# whichever class made the violations, so this runs under CFS only.
 if [ "$class" != cfs ]; then
 	ok "report keeps its slot after 65 newer reports # SKIP the checker's slots: checked under cfs"
 elif [ -n "$id" ]; then
