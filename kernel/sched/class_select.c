@@ -487,6 +487,14 @@ static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
 	bool found = false;
 	struct rq_flags rf;
 
+	/*
+	 * Nothing waits there: no need for its lock, which a class that
+	 * shares one queue among CPUs makes a contended one. A stall keeps
+	 * its task listed, so a stale read only delays its report to the
+	 * next check.
+	 */
+	if (list_empty(&rq->sched_runnable))
+		return false;
 	do {
 		rq_lock_irqsave(rq, &rf);
 		seen = sched_watchdog_check_batch(rq, timeout, stall, &found);
