@@ -44,22 +44,27 @@ assert_tap = tap.assert_ok
 
 
 @pytest.fixture(scope="session")
-def default_boot(guest):
-    """One 2x4 boot with no sched= parameter, shared by the tests that only
-    need to look at a default boot (class selection, KUnit, the classes'
-    knobs); default_parts splits its output."""
-    return guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs; echo '{KNOBS_MARK}'; "
-                 f"sh {GUEST_TESTS}/class_knobs.sh")
+def class_generic():
+    """command(boot, classes=None): the guest command that runs
+    class_generic.c's checks, that the kernel booted on BOOT and the
+    checks every class of normal tasks passes, for each class of CLASSES
+    (a list; default: every class)."""
+    program = build.guest_program("class_generic")
 
-
-KNOBS_MARK = "# class_knobs.sh"
+    def command(boot, classes=None):
+        env = f"CLASS_GENERIC_BOOT={boot}"
+        if classes:
+            env += f" CLASS_GENERIC_CLASSES={','.join(classes)}"
+        return f"{env} {program}"
+    return command
 
 
 @pytest.fixture(scope="session")
-def default_parts(default_boot):
-    """The default boot's output as sched_class_select.sh's and class_knobs.sh's."""
-    select, _, knobs = default_boot.output.partition(KNOBS_MARK)
-    return select, knobs
+def default_boot(guest, class_generic):
+    """One 2x4 boot with no sched= parameter, shared by the tests that only
+    need to look at a default boot (class selection, KUnit, the classes'
+    checks and knobs): class_generic switches to each class in turn."""
+    return guest(class_generic("cfs"))
 
 
 # The shared smt boot: each class in turn and the script it runs.

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from schedlab import build, vm
+from schedlab import build, tap, vm
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
@@ -14,52 +14,61 @@ def sched_lines(res):
     return [l for l in res.kernel_log() if l.startswith("sched:")]
 
 
-# sched_class_select.sh writes "bogus" to the sysctl, which must be refused.
+# class_generic writes "bogus" to the sysctl under each class it checks,
+# which must be refused.
 def refused_write(kept):
     return f'sched: unknown scheduler "bogus" written to kernel.sched_class, keeping {kept}'
 
 
-# class_knobs.sh's refused writes, in the default boot's log.
+# class_generic's refused writes to the classes' integer knobs.
 KNOB_LINE = re.compile(r"sched: kernel\.sched_(ule|bmq|muqss)_\w+ takes an integer from -?\d+ to \d+")
+# The range it logs for each knob it checks.
+KNOB_RANGE = re.compile(r"^# \S+:integer_knobs_refuse_bad_writes:(sched_\w+): -?\d+\.\.-?\d+$", re.M)
+CLASSES = ("cfs", "ule", "bmq", "muqss")
 
 
-def test_default_is_cfs(default_boot, default_parts):
-    assert_tap(default_parts[0], "sched_class_select.sh cfs")
-    assert [l for l in sched_lines(default_boot) if not KNOB_LINE.fullmatch(l)] == [
-        "sched: normal tasks run on cfs (default)", refused_write("cfs")]
+def skipped(output):
+    return [p.name or p.reason.strip() for p in tap.parse(output).points if p.skipped]
 
 
-def test_class_knobs_refuse_bad_writes_with_one_line_each(default_boot, default_parts):
+def test_default_is_cfs(default_boot):
+    """The default boot runs on CFS, and class_generic's checks pass under
+    every class it switches to, the unknown name refused under each."""
+    assert_tap(default_boot.output, "class_generic on the default boot")
+    assert skipped(default_boot.output) == ["no integer knobs of cfs"]
+    lines = [l for l in sched_lines(default_boot) if not KNOB_LINE.fullmatch(l)]
+    assert lines[0] == "sched: normal tasks run on cfs (default)", lines
+    assert [l for l in lines if "unknown scheduler" in l] == [refused_write(c) for c in CLASSES]
+
+
+def test_class_knobs_refuse_bad_writes_with_one_line_each(default_boot):
     """Every integer sysctl of ULE, BMQ and MuQSS refuses a word and the
     values just outside its range with EINVAL and one dmesg line that gives
-    the range, and keeps its value (class_knobs.sh)."""
-    knobs = default_parts[1]
-    assert_tap(knobs, "class_knobs.sh")
+    the range, and keeps its value (class_generic's integer_knobs test)."""
+    knobs = KNOB_RANGE.findall(default_boot.output)
+    assert len(knobs) >= 15 and len(set(knobs)) == len(knobs), knobs
     lines = [l for l in sched_lines(default_boot) if KNOB_LINE.fullmatch(l)]
-    count = int(re.search(r"^ok 1 - (\d+) integer knobs$", knobs, re.M).group(1))
-    assert len(lines) == 3 * count, lines
+    assert len(lines) == 3 * len(knobs), lines
     assert "callbacks suppressed" not in default_boot.console
 
 
-def test_sched_cfs(guest):
-    res = guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs", cmdline="sched=cfs")
+def test_sched_cfs(guest, class_generic):
+    res = guest(class_generic("cfs", ["cfs"]), cmdline="sched=cfs")
     assert_tap(res.output, "sched=cfs")
     assert sched_lines(res) == ["sched: normal tasks run on cfs (sched=)", refused_write("cfs")]
 
 
 @pytest.mark.parametrize("value", ["bogus", ""])
-def test_unknown_value_warns_once_and_keeps_default(guest, value):
-    res = guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs", topology="2",
-                cmdline=f"sched={value}")
+def test_unknown_value_warns_once_and_keeps_default(guest, class_generic, value):
+    res = guest(class_generic("cfs", ["cfs"]), topology="2", cmdline=f"sched={value}")
     assert_tap(res.output, f"sched={value}")
     assert sched_lines(res) == [
         f'sched: unknown scheduler "{value}" in sched= (known: cfs ule bmq muqss), keeping cfs',
         "sched: normal tasks run on cfs (default)", refused_write("cfs")]
 
 
-def test_bad_value_after_a_good_one_keeps_the_good_one(guest):
-    res = guest(f"sh {GUEST_TESTS}/sched_class_select.sh cfs", topology="2",
-                cmdline="sched=cfs sched=nope")
+def test_bad_value_after_a_good_one_keeps_the_good_one(guest, class_generic):
+    res = guest(class_generic("cfs", ["cfs"]), topology="2", cmdline="sched=cfs sched=nope")
     assert_tap(res.output, "sched=cfs sched=nope")
     assert sched_lines(res) == [
         'sched: unknown scheduler "nope" in sched= (known: cfs ule bmq muqss), keeping cfs',

@@ -305,15 +305,26 @@ def build_selftests(config="debug", jobs=None, targets=None, verbose=False, log=
     return install
 
 
+# The kernel's selftest harness, from the prepared tree (scripts/prepare).
+SELFTESTS_INCLUDE = paths.TREE / "tools" / "testing" / "selftests"
+
+
 def guest_program(name):
     """Compile tools/testing/sched/NAME.c for the guest (which shares the
-    host's root and libraries) into build/tools/NAME, when out of date."""
+    host's root and libraries) into build/tools/NAME, when out of date.
+    A program on kselftest_harness.h gets the prepared tree's selftests
+    folder on its include path."""
     src = paths.GUEST_TESTS / f"{name}.c"
     out = paths.BUILD / "tools" / name
     if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
         out.parent.mkdir(parents=True, exist_ok=True)
+        include = []
+        if '#include "kselftest_harness.h"' in src.read_text():
+            if not (SELFTESTS_INCLUDE / "kselftest_harness.h").exists():
+                raise BuildError(f"{src.name} needs the prepared tree: run scripts/prepare")
+            include = ["-I", str(SELFTESTS_INCLUDE)]
         proc = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror",
-                               "-Wno-unused-parameter", "-pthread", "-o", str(out),
+                               "-Wno-unused-parameter", "-pthread", *include, "-o", str(out),
                                str(src)], capture_output=True, text=True)
         if proc.returncode:
             raise BuildError(f"compiling {src.name} failed:\n{proc.stderr}")

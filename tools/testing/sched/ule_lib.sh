@@ -5,8 +5,7 @@ K=/proc/sys/kernel
 . "$(dirname "$0")/class_lib.sh"
 
 # "name : value" lines of /proc/<pid>[/task/<tid>]/sched (ule.* and bmq.*,
-# for ule_read and bmq_read); the value is the last word, as
-# sched_class_select.sh reads the class line.
+# for ule_read and bmq_read); the value is the last word.
 _ule_parse() {
 	while IFS= read -r _l; do
 		_k=${_l%%:*}

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The checks every class of normal tasks must pass, one table-driven
+ * kselftest fixture run once per class (Documentation/scheduler/
+ * sched-class-select.rst): each variant switches kernel.sched_class to its
+ * class in the fixture's setup (skipped when the kernel lacks it) and back
+ * in the teardown.
+ *
+ * - the sysctl names the class, takes the current class back and refuses
+ *   an unknown name with EINVAL;
+ * - this task, kthreadd and every task with a normal policy run on it,
+ *   the others on rt, dl or stop;
+ * - each integer knob of the class (kernel.sched_<class>_*) refuses a
+ *   word, the value above its range and the one below with EINVAL, keeps
+ *   its value, and logs one line that gives the range; its value written
+ *   back is taken silently;
+ * - an affinity of no online CPU is refused with EINVAL.
+ *
+ * Usage: [CLASS_GENERIC_BOOT=NAME] [CLASS_GENERIC_CLASSES=A,B] class_generic
+ * CLASS_GENERIC_BOOT=NAME adds the check that the kernel booted on NAME;
+ * CLASS_GENERIC_CLASSES skips the variants of the classes it does not
+ * list (6.1's harness has no -v filter).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define SYSCTL_DIR		"/proc/sys/kernel/"
+#define CLASS_SYSCTL		SYSCTL_DIR "sched_class"
+#define NAME_LEN		32
+#define PATH_LEN		1024
+#define SWITCH_WAIT_MS		10000	/* a switch under way answers EBUSY */
+#define LOG_WAIT_MS		2000
+/*
+ * Each class's refusals share one pr_warn_ratelimited() state: 10 lines
+ * per 5 s. A refusal waits until fewer than that many fell in the last
+ * window, with a margin for the jiffies the kernel counts in.
+ */
+#define LOG_BURST		10
+#define LOG_WINDOW_MS		5300
+#define SYSLOG_READ_ALL		3
+#define SYSLOG_SIZE_BUFFER	10
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The first line of @path without its newline; -errno on failure. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f))
+		ret = -EIO;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ret;
+}
+
+/* Write @text to @path in one write(); 0 or -errno. */
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	err = errno;
+	close(fd);
+	return n < 0 ? -err : 0;
+}
+
+/* Switch to @name, waiting out a switch under way; 0 or -errno. */
+static int switch_class(const char *name)
+{
+	long end = now_ms() + SWITCH_WAIT_MS;
+	int ret;
+
+	while ((ret = write_text(CLASS_SYSCTL, name)) == -EBUSY && now_ms() < end)
+		sleep_ms(10);
+	return ret;
+}
+
+/* The value of field @key ("class", "policy") of a /proc/.../sched file. */
+static int sched_field(const char *path, const char *key, char *out, size_t len)
+{
+	char line[256];
+	size_t klen = strlen(key);
+	FILE *f = fopen(path, "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		char *val;
+
+		if (strncmp(line, key, klen) || !colon || (line[klen] != ' ' && line[klen] != ':'))
+			continue;
+		for (val = colon + 1; isspace((unsigned char)*val); val++)
+			;
+		val[strcspn(val, "\n")] = '\0';
+		snprintf(out, len, "%s", val);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * State and policy (field 41) of task @tid of process @pid; -errno when
+ * the task is gone.
+ */
+static int task_state(int pid, int tid, char *state, int *policy)
+{
+	char path[PATH_LEN], buf[1024], *p;
+	int field, ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	ret = read_line(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%c", state) != 1)
+		return -EIO;
+	/* Field 3 is the state; step to field 41. */
+	for (field = 3; field < 41 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -EIO;
+	*policy = atoi(p + 1);
+	return 0;
+}
+
+/* How many lines of the kernel log contain @needle. */
+static int log_count(const char *needle)
+{
+	int size = klogctl(SYSLOG_SIZE_BUFFER, NULL, 0);
+	char *buf, *p;
+	int n = 0, len;
+
+	if (size <= 0)
+		return -1;
+	buf = malloc(size + 1);
+	if (!buf)
+		return -1;
+	len = klogctl(SYSLOG_READ_ALL, buf, size);
+	if (len < 0) {
+		free(buf);
+		return -1;
+	}
+	buf[len] = '\0';
+	for (p = buf; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	free(buf);
+	return n;
+}
+
+/* Wait until @needle's count differs from @before; the new count. */
+static int log_count_after(const char *needle, int before)
+{
+	long end = now_ms() + LOG_WAIT_MS;
+	int n;
+
+	while ((n = log_count(needle)) == before && now_ms() < end)
+		sleep_ms(20);
+	return n;
+}
+
+/*
+ * When the last LOG_BURST refusals were written, oldest first, in memory
+ * the tests share: the harness runs each test in a child of its own.
+ */
+static long *refusal_ms;
+
+static void __attribute__((constructor)) refusal_history(void)
+{
+	refusal_ms = mmap(NULL, LOG_BURST * sizeof(*refusal_ms), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (refusal_ms == MAP_FAILED)
+		refusal_ms = NULL;
+}
+
+static void refusal_pace(void)
+{
+	long wait;
+
+	if (!refusal_ms) {
+		sleep_ms(LOG_WINDOW_MS / LOG_BURST);
+		return;
+	}
+	wait = refusal_ms[0] + LOG_WINDOW_MS - now_ms();
+	if (refusal_ms[0] && wait > 0)
+		sleep_ms(wait);
+	memmove(refusal_ms, refusal_ms + 1, (LOG_BURST - 1) * sizeof(*refusal_ms));
+	refusal_ms[LOG_BURST - 1] = now_ms();
+}
+
+/* Is @name in the comma-separated list @list? */
+static int listed(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	for (p = list; (p = strstr(p, name)); p += len) {
+		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * 6.1's harness runs a test's body after its setup skipped it (later
+ * kernels return): every body starts with this.
+ */
+static int setup_skipped(struct __test_metadata *_metadata)
+{
+	return _metadata->skip;
+}
+
+FIXTURE(cls) {
+	char before[NAME_LEN];
+};
+
+FIXTURE_VARIANT(cls) {
+	const char *name;
+};
+
+FIXTURE_VARIANT_ADD(cls, cfs) { .name = "cfs" };
+FIXTURE_VARIANT_ADD(cls, ule) { .name = "ule" };
+FIXTURE_VARIANT_ADD(cls, bmq) { .name = "bmq" };
+FIXTURE_VARIANT_ADD(cls, muqss) { .name = "muqss" };
+
+FIXTURE_SETUP(cls)
+{
+	const char *only = getenv("CLASS_GENERIC_CLASSES");
+	int ret;
+
+	if (only && !listed(only, variant->name))
+		SKIP(return, "%s is not in CLASS_GENERIC_CLASSES", variant->name);
+	if (read_line(CLASS_SYSCTL, self->before, sizeof(self->before)))
+		SKIP(return, "no %s: not a kernel of this series", CLASS_SYSCTL);
+	ret = switch_class(variant->name);
+	if (ret == -EINVAL)
+		SKIP(return, "%s is not built into this kernel", variant->name);
+	ASSERT_EQ(0, ret) TH_LOG("switching to %s: %s", variant->name, strerror(-ret));
+}
+
+FIXTURE_TEARDOWN(cls)
+{
+	if (self->before[0])
+		EXPECT_EQ(0, switch_class(self->before));
+}
+
+TEST_F(cls, sysctl_names_the_class)
+{
+	char now[NAME_LEN];
+
+	if (setup_skipped(_metadata))
+		return;
+	ASSERT_EQ(0, read_line(CLASS_SYSCTL, now, sizeof(now)));
+	EXPECT_STREQ(variant->name, now);
+}
+
+TEST_F(cls, current_class_written_back_is_kept)
+{
+	char now[NAME_LEN];
+
+	if (setup_skipped(_metadata))
+		return;
+	ASSERT_EQ(0, write_text(CLASS_SYSCTL, variant->name));
+	ASSERT_EQ(0, read_line(CLASS_SYSCTL, now, sizeof(now)));
+	EXPECT_STREQ(variant->name, now);
+}
+
+TEST_F(cls, unknown_name_refused)
+{
+	char now[NAME_LEN];
+
+	if (setup_skipped(_metadata))
+		return;
+	EXPECT_EQ(-EINVAL, write_text(CLASS_SYSCTL, "bogus"));
+	ASSERT_EQ(0, read_line(CLASS_SYSCTL, now, sizeof(now)));
+	EXPECT_STREQ(variant->name, now);
+}
+
+TEST_F(cls, this_task_and_kthreadd_run_on_it)
+{
+	char cls[NAME_LEN];
+
+	if (setup_skipped(_metadata))
+		return;
+	ASSERT_EQ(0, sched_field("/proc/self/sched", "class", cls, sizeof(cls)));
+	EXPECT_STREQ(variant->name, cls);
+	ASSERT_EQ(0, sched_field("/proc/2/sched", "class", cls, sizeof(cls)));
+	EXPECT_STREQ(variant->name, cls);
+}
+
+/*
+ * Every task with a normal policy (0 normal, 3 batch, 5 idle) on the class,
+ * every other one on rt, dl or stop; zombies keep the class they died on.
+ */
+TEST_F(cls, every_normal_task_runs_on_it)
+{
+	int normal = 0, others = 0, bad = 0;
+	struct dirent *pe, *te;
+	DIR *proc, *tasks;
+
+	if (setup_skipped(_metadata))
+		return;
+	proc = opendir("/proc");
+	ASSERT_NE(NULL, proc);
+	while ((pe = readdir(proc))) {
+		char dir[PATH_LEN];
+		int pid = atoi(pe->d_name);
+
+		if (pid <= 0)
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+		tasks = opendir(dir);
+		if (!tasks)
+			continue;
+		while ((te = readdir(tasks))) {
+			char path[PATH_LEN], cls[NAME_LEN], state;
+			int tid = atoi(te->d_name), policy;
+
+			if (tid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/sched", pid, tid);
+			if (task_state(pid, tid, &state, &policy) ||
+			    sched_field(path, "class", cls, sizeof(cls)))
+				continue;	/* gone meanwhile */
+			if (state == 'Z' || state == 'X')
+				continue;
+			if (policy == SCHED_OTHER || policy == SCHED_BATCH ||
+			    policy == SCHED_IDLE) {
+				normal++;
+				if (strcmp(cls, variant->name)) {
+					bad++;
+					TH_LOG("%d/%d: policy %d on %s", pid, tid, policy, cls);
+				}
+			} else {
+				others++;
+				if (strcmp(cls, "rt") && strcmp(cls, "dl") && strcmp(cls, "stop")) {
+					bad++;
+					TH_LOG("%d/%d: policy %d on %s", pid, tid, policy, cls);
+				}
+			}
+		}
+		closedir(tasks);
+	}
+	closedir(proc);
+	TH_LOG("%d normal-policy tasks, %d realtime or deadline tasks", normal, others);
+	EXPECT_LT(0, normal);
+	EXPECT_EQ(0, bad);
+}
+
+/* A write to knob @name that must be refused: EINVAL, value kept, one line. */
+static void expect_refused(struct __test_metadata *_metadata, const char *name,
+			   const char *value, const char *what)
+{
+	char path[PATH_LEN], before[64], after[64], needle[PATH_LEN];
+	int lines;
+
+	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	snprintf(needle, sizeof(needle), "sched: kernel.%s takes an integer from", name);
+	ASSERT_EQ(0, read_line(path, before, sizeof(before)));
+	refusal_pace();
+	lines = log_count(needle);
+	EXPECT_EQ(-EINVAL, write_text(path, value))
+		TH_LOG("%s: %s '%s' not refused", name, what, value);
+	EXPECT_EQ(lines + 1, log_count_after(needle, lines))
+		TH_LOG("%s: %s '%s': want one log line", name, what, value);
+	ASSERT_EQ(0, read_line(path, after, sizeof(after)));
+	EXPECT_STREQ(before, after) TH_LOG("%s: %s '%s' changed the value", name, what, value);
+}
+
+/* The range the last refusal of @name logged; 0 when found. */
+static int logged_range(const char *name, long *low, long *high)
+{
+	int size = klogctl(SYSLOG_SIZE_BUFFER, NULL, 0);
+	char needle[PATH_LEN], *buf, *p, *last = NULL;
+	int len, ret = -ENOENT;
+
+	if (size <= 0)
+		return -EIO;
+	buf = malloc(size + 1);
+	if (!buf)
+		return -ENOMEM;
+	len = klogctl(SYSLOG_READ_ALL, buf, size);
+	buf[len > 0 ? len : 0] = '\0';
+	snprintf(needle, sizeof(needle), "sched: kernel.%s takes an integer from ", name);
+	for (p = buf; (p = strstr(p, needle)); p += strlen(needle))
+		last = p + strlen(needle);
+	if (last && sscanf(last, "%ld to %ld", low, high) == 2)
+		ret = 0;
+	free(buf);
+	return ret;
+}
+
+/* Minimum integer knobs per class: 17 in all today, at least 15. */
+static int knobs_expected(const char *name)
+{
+	if (!strcmp(name, "ule"))
+		return 9;
+	if (!strcmp(name, "bmq"))
+		return 3;
+	if (!strcmp(name, "muqss"))
+		return 3;
+	return 0;
+}
+
+TEST_F(cls, integer_knobs_refuse_bad_writes)
+{
+	char prefix[NAME_LEN + 8], path[PATH_LEN], value[64], text[32], needle[PATH_LEN];
+	struct dirent *de;
+	int knobs = 0;
+	DIR *dir;
+
+	if (setup_skipped(_metadata))
+		return;
+	snprintf(prefix, sizeof(prefix), "sched_%s_", variant->name);
+	dir = opendir(SYSCTL_DIR);
+	ASSERT_NE(NULL, dir);
+	while ((de = readdir(dir))) {
+		long low, high;
+		int lines, ret;
+		char *end;
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), SYSCTL_DIR "%s", de->d_name);
+		if (read_line(path, value, sizeof(value)))
+			continue;
+		strtol(value, &end, 10);
+		if (!value[0] || *end)
+			continue;	/* a word (sched_muqss_rqshare) */
+		knobs++;
+		expect_refused(_metadata, de->d_name, "many", "a word");
+		ret = logged_range(de->d_name, &low, &high);
+		EXPECT_EQ(0, ret) TH_LOG("%s: no range in the line", de->d_name);
+		if (ret)
+			continue;
+		TH_LOG("%s: %ld..%ld", de->d_name, low, high);
+		snprintf(text, sizeof(text), "%ld", high + 1);
+		expect_refused(_metadata, de->d_name, text, "above the range:");
+		snprintf(text, sizeof(text), "%ld", low - 1);
+		expect_refused(_metadata, de->d_name, text, "below the range:");
+		snprintf(needle, sizeof(needle), "sched: kernel.%s takes an integer from",
+			 de->d_name);
+		lines = log_count(needle);
+		EXPECT_EQ(0, write_text(path, value)) TH_LOG("%s: %s refused", de->d_name, value);
+		/* A line it logged would arrive with the write's return. */
+		EXPECT_EQ(lines, log_count(needle)) TH_LOG("%s: writing back logged", de->d_name);
+	}
+	closedir(dir);
+	if (!knobs_expected(variant->name))
+		SKIP(return, "no integer knobs of %s", variant->name);
+	EXPECT_LE(knobs_expected(variant->name), knobs);
+}
+
+TEST_F(cls, affinity_of_no_online_cpu_refused)
+{
+	long last = sysconf(_SC_NPROCESSORS_CONF);
+	cpu_set_t *set;
+	size_t size;
+
+	if (setup_skipped(_metadata))
+		return;
+	set = CPU_ALLOC(last + 64);
+	ASSERT_NE(NULL, set);
+	size = CPU_ALLOC_SIZE(last + 64);
+	CPU_ZERO_S(size, set);
+	CPU_SET_S(last + 63, size, set);
+	EXPECT_EQ(-1, sched_setaffinity(0, size, set));
+	EXPECT_EQ(EINVAL, errno);
+	CPU_FREE(set);
+}
+
+TEST(booted_on_the_class_named)
+{
+	const char *want = getenv("CLASS_GENERIC_BOOT");
+	char cls[NAME_LEN];
+
+	if (!want)
+		SKIP(return, "CLASS_GENERIC_BOOT not set");
+	ASSERT_EQ(0, read_line(CLASS_SYSCTL, cls, sizeof(cls)));
+	EXPECT_STREQ(want, cls);
+}
+
+TEST_HARNESS_MAIN
