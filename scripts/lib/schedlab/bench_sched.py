@@ -51,6 +51,7 @@ import re
 import sys
 
 from schedlab import bench, build, command, paths, vm
+from schedlab.tree import TreeError
 
 KNOWN = vm.SCHED_CLASSES
 SUITES = ("wakeup", "bmq", "muqss", "pick", "walk")
@@ -120,6 +121,16 @@ def main(argv=None):
     if args.suite == "walk" and vm.topology(args.topology).cpus < 4:
         ap.error(f"--suite walk needs 4 CPUs or more (-t {args.topology} has "
                  f"{vm.topology(args.topology).cpus})")
+    try:
+        known = build.sched_features()
+    except (build.BuildError, TreeError) as err:
+        print(f"bench-sched: {err}", file=sys.stderr)
+        return command.FAILED
+    unknown = [f for c in args.classes for f in c.partition(":")[2].split("+")
+               if f and not f.startswith("rqshare=") and f.removeprefix("NO_") not in known]
+    if unknown:
+        ap.error(f"--classes: no scheduler feature {', '.join(unknown)} in "
+                 f"kernel/sched/features.h (e.g. bmq:NO_HRTICK_BMQ)")
     if build.build(args.config, verbose=args.verbose) != 0:
         print("bench-sched: kernel build failed", file=sys.stderr)
         return command.FAILED

@@ -273,6 +273,16 @@ def build(config="base", target="bzImage", jobs=None, log=say, verbose=False):
     return command.OK
 
 
+FEATURE_RE = re.compile(r"^\s*SCHED_FEAT\((\w+),", re.M)
+
+
+def sched_features(log=say):
+    """The scheduler feature names of the prepared tree's features.h
+    (every class's, whatever the config), preparing the tree if needed."""
+    Tree().prepare(log=log)
+    return set(FEATURE_RE.findall((paths.TREE / "kernel" / "sched" / "features.h").read_text()))
+
+
 def selftests_dir():
     return paths.BUILD / "kselftest"
 
