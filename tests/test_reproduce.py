@@ -1069,3 +1069,24 @@ def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path, cls)
         want = {(b, v) for b in QUICK_BENCHES[name] for v in doc["variants"]}
         assert seen == want, (name, sorted(want - seen))
         assert f"## {name}:" in report
+
+
+@pytest.mark.parametrize("key,value", [("metadata", None), ("runs", None), ("schema", 99)])
+def test_compare_and_spread_refuse_a_malformed_document(tmp_path, key, value):
+    """A document that validate() faults (without metadata, without runs,
+    of another schema) is one line and status 2 for compare and spread,
+    not a traceback."""
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    save(synthetic(seed=1), good)
+    doc = synthetic(seed=2)
+    if value is None:
+        del doc[key]
+    else:
+        doc[key] = value
+    bad.mkdir()
+    (bad / "wakeup.json").write_text(json.dumps(doc))
+    for command in ("compare", "spread"):
+        proc = script(command, str(good), str(bad))
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "wakeup document is malformed" in proc.stderr \
+            and key in proc.stderr, proc.stderr

@@ -151,11 +151,26 @@ def check_args(a, sched_class=SCHED_CLASS):
     return None
 
 
+def folder_problem(folder):
+    """Why FOLDER cannot be compared (None if it can): not a folder, no
+    result document in it, or a document that validate() finds fault with."""
+    docs = load_folder(folder) if folder.is_dir() else {}
+    if not docs:
+        return f"{folder} is not a result folder"
+    for name, doc in docs.items():
+        problems = validate(doc)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            return f"{folder}: the {name} document is malformed: {problems[0]}{more}"
+    return None
+
+
 def main_compare(argv):
     a = compare_parser().parse_args(argv)
     for folder in (a.a, a.b):
-        if not folder.is_dir() or not load_folder(folder):
-            print(f"reproduce compare: {folder} is not a result folder", file=sys.stderr)
+        problem = folder_problem(folder)
+        if problem:
+            print(f"reproduce compare: {problem}", file=sys.stderr)
             return 2
     print(compare(a.a, a.b))
     return 0
@@ -180,8 +195,9 @@ def main_spread(argv):
         print("reproduce spread: give two or more result folders", file=sys.stderr)
         return 2
     for folder in a.folders:
-        if not folder.is_dir() or not load_folder(folder):
-            print(f"reproduce spread: {folder} is not a result folder", file=sys.stderr)
+        problem = folder_problem(folder)
+        if problem:
+            print(f"reproduce spread: {problem}", file=sys.stderr)
             return 2
     print(spread(a.folders, a.rounds))
     return 0
