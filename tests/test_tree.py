@@ -128,6 +128,19 @@ def test_broken_patch_fails_the_command(fake):
     assert "make.patch does not apply" in proc.stderr
 
 
+def test_corrupt_tarball_is_one_line(fake):
+    """A --source that tar cannot read: one line that names it, no
+    traceback, and no tree or scratch folder left behind."""
+    fake.source.write_bytes(os.urandom(4096))
+    proc = subprocess.run([str(CLI), "--repo", str(fake.repo),
+                           "--tree", str(fake.tree), "--source", str(fake.source)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert f"{fake.source} is not a readable kernel tarball" in proc.stderr
+    assert not fake.tree.exists() and not list(fake.tree.parent.glob(".extract-*"))
+
+
 def test_missing_patch_in_series(fake):
     (fake.repo / "patches" / "series").write_text("kconfig.patch\ngone.patch\n")
     with pytest.raises(TreeError, match="gone.patch"):

@@ -125,7 +125,12 @@ class Tree:
         self.tree.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=self.tree.parent, prefix=".extract-"))
         try:
-            subprocess.run(["tar", "-xf", str(self.source), "-C", str(tmp)], check=True)
+            proc = subprocess.run(["tar", "-xf", str(self.source), "-C", str(tmp)],
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                why = next((l for l in proc.stderr.splitlines() if l.strip()), "tar failed")
+                raise TreeError(f"{self.source} is not a readable kernel tarball ({why}): "
+                                "give another --source, or reinstall linux-source-6.1")
             tops = list(tmp.iterdir())
             if len(tops) != 1 or not tops[0].is_dir():
                 raise TreeError(f"{self.source}: expected one top-level folder")
