@@ -95,6 +95,9 @@ def test_help_and_list_build_nothing():
     assert proc.returncode == 0
     for name in EXPERIMENTS:
         assert f"\n{name} " in "\n" + proc.stdout
+    # Sources are named as a reader knows them, not by the project's own
+    # tracker or its seed numbers.
+    assert not re.search(r"\bissue \d|\bseed \d", proc.stdout, re.I), proc.stdout
 
 
 def test_figures_timed_with_three_classes_scale_to_the_classes_run_now():

@@ -1,7 +1,7 @@
 #!/bin/sh
 # In-guest measurement of scripts/reproduce's applications experiment
 # under the class the guest runs now: packaged applications standing in
-# for seed 000's application comparison and seed 004's turnaround test,
+# for the ULE paper's application comparison and the MuQSS thesis's turnaround test,
 # each with a fixed amount of work, timed alone and then in pairs started
 # together. The inputs are prepared on the host in APPS (the lua source
 # tree, a raw video, a text corpus); this script's folder has the

@@ -28,7 +28,7 @@
 # (uleload frames), VALUE the percentage of frames missed. 3 ms is below
 # one BMQ slice, so BMQ's boost can rank the frame task above the
 # spinners; a frame cost above a slice deboosts it to their level.
-# SUITE "muqss": the MuQSS thesis's three tests (seed 004 section 4).
+# SUITE "muqss": the MuQSS thesis's three tests (its section 4).
 # Latency: perf bench sched messaging -p -t -g 20 (loops 100 x SCALE;
 # SCALE 20 gives its -l 2000), seconds. Turnaround: make -j1 and -jN
 # (N = CPUs) of eight objects of the Lua tree in APPS/lua (the

@@ -23,7 +23,7 @@
 # COUNTS (default "2 3 4") lists the spinner counts; above the number of
 # cores a sample is misplaced when fewer cores than there are run any.
 # Each count's line also gives the cores in use summed over its samples:
-# scripts/reproduce's smt-throughput turns them into seed 003's modelled
+# scripts/reproduce's smt-throughput turns them into the SMT note's modelled
 # throughput.
 # Usage: smt_spread.sh ULELOAD
 uleload=${1:?usage: $0 ULELOAD}

@@ -3,7 +3,7 @@
 -- database server (which this project cannot run): each event uses run_us
 -- of the thread's own CPU time, then waits sleep_us for the "server".
 -- scripts/reproduce's interactivity-trace runs it with 128 threads on one
--- CPU, as seed 000 section 5.2 does.
+-- CPU, as section 5.2 of the ULE paper does.
 local ffi = require("ffi")
 
 ffi.cdef [[

@@ -236,7 +236,7 @@ def thread_panels(doc):
 
 def plot_threads(ax, variant, run, key):
     """One line per thread of one run: its run time or score at every
-    sample, as the seeds' per-thread figures (seed 000 Figures 3 and 4)."""
+    sample, as the seeds' per-thread figures (the ULE paper Figures 3 and 4)."""
     xs, rows = run["per_thread"]["x"], run["per_thread"][key]
     for k in range(len(rows[0])):
         ys = [row[k] for row in rows]

@@ -1,5 +1,5 @@
 """The applications experiment: packaged applications alone and in
-pairs, and make -j1/-jN, under each class (seed 000 §6.3-§6.4, seed 004
+pairs, and make -j1/-jN, under each class (the ULE paper §6.3-§6.4, the MuQSS thesis
 §4.2)."""
 
 import re
@@ -56,8 +56,8 @@ def parse_apps(output, topology):
 @experiment(
     "applications",
     title="packaged applications alone and in pairs, and make -j1/-jN turnaround",
-    seed="seed 000 §6.3-§6.4 (Figures 8-9: applications, multi-application mixes) and "
-         "seed 004 §4.2 (turnaround: make -j1 and -jN)",
+    seed="the ULE paper §6.3-§6.4 (Figures 8-9: applications, multi-application mixes) and "
+         "the MuQSS thesis §4.2 (turnaround: make -j1 and -jN)",
     published="On 32 cores ULE and CFS differed by 2.75 % on average over the "
               "applications, in ULE's favour, a few by much more (MG 73 % faster on ULE, "
               "sysbench slower); paired with another application, two background ones "

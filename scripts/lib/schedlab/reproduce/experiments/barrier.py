@@ -1,5 +1,5 @@
 """The barrier-hpc experiment: a barrier-synchronised stencil with one
-thread per CPU, its completion time and barrier wait (seed 000 §6.3)."""
+thread per CPU, its completion time and barrier wait (the ULE paper §6.3)."""
 
 import re
 
@@ -55,7 +55,7 @@ def parse_barrier(output, topology):
 @experiment(
     "barrier-hpc",
     title="a barrier-synchronised stencil, one thread per CPU",
-    seed="seed 000 §6.3 (Figure 8, NAS MG and the other barrier-bound HPC codes)",
+    seed="the ULE paper §6.3 (Figure 8, NAS MG and the other barrier-bound HPC codes)",
     published="On 32 cores NAS MG, one thread per core meeting at barriers, was 73 % "
               "faster on ULE than on CFS: ULE placed one thread per core and never moved "
               "them, while CFS now and then put two on one core and every barrier waited "

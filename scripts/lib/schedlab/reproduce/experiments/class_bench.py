@@ -60,7 +60,7 @@ WAKEUP = {name: bench_info("s") for name in
 @experiment(
     "wakeup",
     title="wakeup-heavy micro-benchmarks per class",
-    seed="seed 000 §6.3 (Figure 8: Sysbench, Hackb-10/800) and seed 002 §5.1 "
+    seed="the ULE paper §6.3 (Figure 8: Sysbench, Hackb-10/800) and the BMQ thesis §5.1 "
          "(messaging, Figures 2-5)",
     published="ULE was slower than CFS on sysbench (13 % of CPU cycles scanning cores at "
               "wakeup, 32 cores) and within a few percent on hackbench; BMQ's perf bench "
@@ -85,7 +85,7 @@ BMQ_THESIS.update({f"frames-{n}": bench_info("% frames missed", "difference",
 @experiment(
     "bmq-thesis",
     title="the BMQ thesis's latency and frame-deadline tests",
-    seed="seed 002 §5.1 (Figures 2-5) and §5.2 (Figure 6)",
+    seed="the BMQ thesis §5.1 (Figures 2-5) and §5.2 (Figure 6)",
     published="BMQ's perf bench sched messaging -p -t times were lower than CFS's with "
               "10 and 20 groups at 2000 and 4000 loops; frame drops were similar up to "
               "25 background tasks, above which BMQ dropped fewer frames.",
@@ -113,7 +113,7 @@ MUQSS_THESIS.update({f"frames-{n}": bench_info("% frames missed", "difference",
 @experiment(
     "muqss-thesis",
     title="the MuQSS thesis's latency, turnaround and frame-drop tests",
-    seed="seed 004 §4.1-§4.3 (Figures 3-7)",
+    seed="the MuQSS thesis §4.1-§4.3 (Figures 3-7)",
     published="On a 4-core i5 CFS had lower perf bench sched messaging -p -t -g 20 -l 2000 "
               "times than MuQSS in all 50 runs; make -j1 was a little faster on MuQSS, "
               "make -j4 the same; MuQSS dropped more frames of a 24 fps video than CFS "
@@ -140,7 +140,7 @@ SCALING = {"sysbench-threads": bench_info("s"), "sysbench-mutex": bench_info("s"
 @experiment(
     "sysbench-scaling",
     title="sysbench threads and mutex at 2, 8 and 32 vCPUs per class",
-    seed="seed 000 §6.3 (Figure 8, Sysbench; the wakeup scan's cost) and issue 17 item 9",
+    seed="the ULE paper §6.3 (Figure 8, Sysbench; the wakeup scan's cost)",
     published="On 32 cores ULE was slower than CFS on sysbench because its wakeup scanned "
               "the cores, up to three times, on most wakeups (13 % of CPU cycles); with a "
               "wakeup returning the previous CPU there was no difference.",

@@ -53,7 +53,7 @@ def _float(text):
 
 PTS = "phoronix-test-suite"
 PTS_TESTS_ENV = "REPRODUCE_PTS_TESTS"
-# Seed 000's 16 Phoronix applications (§4.2: compilation, compression,
+# The ULE paper's 16 Phoronix applications (§4.2: compilation, compression,
 # image processing, scientific, cryptography, web), as the 11 test profiles
 # that give them: scimark2 and john-the-ripper give one result per option.
 PTS_DEFAULT_TESTS = ("pts/build-apache", "pts/build-php", "pts/compress-7zip",
@@ -85,7 +85,7 @@ PTS_WORDS = {"HIB": ("better (higher)", "worse (lower)"),
 
 def pts_tests(env=None):
     """The tests to run: $REPRODUCE_PTS_TESTS (separated by spaces), or
-    seed 000's applications."""
+    the ULE paper's applications."""
     env = os.environ if env is None else env
     return env.get(PTS_TESTS_ENV, "").split() or list(PTS_DEFAULT_TESTS)
 
@@ -284,7 +284,7 @@ def pts_outcome(output, stamp, rounds, topology, dirs, keep=None):
 @experiment(
     "phoronix",
     title="Phoronix Test Suite applications per class, on real hardware",
-    seed="seed 000 §6.3 (Figure 8: the Phoronix applications of §4.2)",
+    seed="the ULE paper §6.3 (Figure 8: the Phoronix applications of §4.2)",
     published="On 32 cores ULE and CFS differed little over the 37 applications (2.75 % in "
               "ULE's favour on average; 1.5 % on one core, Figure 5, where scimark2 was 36 % "
               "slower on ULE and apache 40 % faster); c-ray took the same time on both.",
@@ -471,7 +471,7 @@ def parse_nas(output, names, rounds, topology):
 @experiment(
     "nas",
     title="NAS Parallel Benchmarks, one thread per CPU, per class, on real hardware",
-    seed="seed 000 §6.3 (Figure 8: BT, CG, DC, EP, FT, IS, LU, MG, SP, UA)",
+    seed="the ULE paper §6.3 (Figure 8: BT, CG, DC, EP, FT, IS, LU, MG, SP, UA)",
     published="MG was 73 % faster on ULE than on CFS: ULE placed one thread per core and "
               "never migrated them, while CFS sometimes put two MG threads on one core and "
               "the barriers delayed every thread; FT and UA were faster on ULE for the same "

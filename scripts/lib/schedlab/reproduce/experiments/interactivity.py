@@ -1,5 +1,5 @@
 """The interactivity-trace experiment: 128 sysbench threads on one CPU,
-which of them run and which starve (seed 000 §5.2)."""
+which of them run and which starve (the ULE paper §5.2)."""
 
 import re
 
@@ -83,7 +83,7 @@ def parse_itrace(output, topology):
 @experiment(
     "interactivity-trace",
     title="128 sysbench threads on one CPU: who runs, who starves",
-    seed="seed 000 §5.2 (Figures 3 and 4)",
+    seed="the ULE paper §5.2 (Figures 3 and 4)",
     published="On ULE sysbench's threads inherited the interactivity penalty of the main "
               "thread when created: 80 of 128 were interactive, ran, and saw their penalty "
               "fall to 0; the other 48 stayed above the threshold and never ran. CFS ran "

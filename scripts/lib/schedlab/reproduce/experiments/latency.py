@@ -64,11 +64,11 @@ def parse_latency(output, topology):
 @experiment(
     "wakeup-latency",
     title="wakeup latency percentiles beside CPU-bound load",
-    seed="issue 17 item 8 (cyclictest, rt-app, a schbench-like benchmark); the latency "
-         "claims of seed 002 §5.1, seed 004 §4.1 and seed 000 §5",
-    published="No seed gives percentiles. Seed 002 measured BMQ's messaging latency below "
-              "CFS's; seed 004 measured hackbench latency about 4 times lower on CFS than on "
-              "MuQSS; seed 000 shows ULE running the tasks it deems interactive first.",
+    seed="the latency claims of the BMQ thesis §5.1, the MuQSS thesis §4.1 and the ULE "
+         "paper §5 (cyclictest, rt-app, a schbench-like benchmark)",
+    published="No seed gives percentiles. The BMQ thesis measured BMQ's messaging latency below "
+              "CFS's; the MuQSS thesis measured hackbench latency about 4 times lower on CFS than on "
+              "MuQSS; the ULE paper shows ULE running the tasks it deems interactive first.",
     classes=CLASSES, variants=CLASSES, base="cfs", timed_variants=3,
     default_topology="1x2",
     seconds_per_round=120, quick_seconds=35)

@@ -1,5 +1,5 @@
 """The smt-spread experiment: 1 to 8 spinners on 4 cores x 2 SMT threads
-under each class, their placement and seed 003's modelled throughput."""
+under each class, their placement and the SMT note's modelled throughput."""
 
 import re
 
@@ -16,7 +16,7 @@ SMT_CORES = 4
 MISPLACED = "fraction of samples"
 THROUGHPUT = "modelled throughput"
 THROUGHPUT_UNIT = "fraction of ideal"
-# Spinner counts and sampling: every count of seed 003's figure, 8 samples
+# Spinner counts and sampling: every count of the SMT note's figure, 8 samples
 # after 2 s each; --quick: two counts (2 and 5), 2 samples after 1 s.
 SMT_COUNTS = tuple(range(1, 9))
 SMT_QUICK_COUNTS = (2, 5)
@@ -36,7 +36,7 @@ def parse_smt_run(lines, cores=SMT_CORES):
     """One run of smt_spread.sh: ({bench: value}, extra, problems). Per
     count of two or more spinners, the fraction of samples in which fewer
     cores ran one than could (two shared a core while a core ran none).
-    Over all counts, seed 003's modelled throughput: a spinner runs at
+    Over all counts, the SMT note's modelled throughput: a spinner runs at
     full speed alone on a core and gains nothing from a busy sibling (its
     model of a random scheduler; emulated siblings share no execution
     units, so nothing else is measurable here), so throughput is the mean
@@ -87,7 +87,7 @@ def smt_benches(counts):
 @experiment(
     "smt-spread",
     title="1 to 8 independent spinners on 4 cores x 2 SMT threads: placement and throughput",
-    seed="seed 003 (SMT placement and throughput against the number of instances)",
+    seed="the SMT note (SMT placement and throughput against the number of instances)",
     published="CFS placed up to 4 instances one per core, as manual affinity did: "
               "throughput rose linearly to 4 instances and stayed flat to 8; BFS doubled "
               "up on a core while another idled, losing throughput between 2 and 6 "
@@ -99,7 +99,7 @@ def smt_benches(counts):
 def smt_spread(ctx, topology):
     """tools/testing/sched/smt_spread.sh with 1 to 8 spinners under each
     class, switched at run time: per count the fraction of misplaced
-    samples, and seed 003's modelled throughput over all counts, each
+    samples, and the SMT note's modelled throughput over all counts, each
     compared with CFS as a difference."""
     quick = ctx.quick
     return series_experiment(ctx, topology, "smt-spread", "smt_spread.sh",

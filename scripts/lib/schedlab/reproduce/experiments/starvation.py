@@ -1,5 +1,5 @@
 """The starvation experiment: a CPU hog beside 80 mostly sleeping
-threads on one CPU, its share before, beside and after them (seed 000
+threads on one CPU, its share before, beside and after them (the ULE paper
 §5.1)."""
 
 import re
@@ -83,7 +83,7 @@ def parse_starvation(output, topology):
 @experiment(
     "starvation",
     title="a CPU hog beside 80 mostly sleeping threads on one CPU",
-    seed="seed 000 §5.1 (Figure 1, Table 2)",
+    seed="the ULE paper §5.1 (Figure 1, Table 2)",
     published="On CFS fibo kept accumulating run time while sysbench's 80 mostly sleeping "
               "threads shared its core, at a bit less than half the core; on ULE those "
               "threads stayed interactive and fibo got no CPU at all while they ran (the "

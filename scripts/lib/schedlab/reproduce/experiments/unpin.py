@@ -1,5 +1,5 @@
 """The unpin-spread experiment: one spinner per CPU pinned to CPU 0,
-then unpinned, and how soon each CPU runs one (seed 000 §6.1)."""
+then unpinned, and how soon each CPU runs one (the ULE paper §6.1)."""
 
 import math
 import os
@@ -76,7 +76,7 @@ def parse_unpin(output, topology):
 @experiment(
     "unpin-spread",
     title="one spinner per CPU pinned to CPU 0, then unpinned",
-    seed="seed 000 §6.1 (Figure 6)",
+    seed="the ULE paper §6.1 (Figure 6)",
     published="After 512 spinners pinned to core 0 of 32 were unpinned, ULE's idle cores "
               "each stole one at once and its periodic balancer then moved one thread per "
               "invocation, about 240 s to balance; CFS moved more than 380 threads within "

@@ -1,5 +1,5 @@
 """The wasted-cores experiment: tools/testing/sched/wasted_cores.sh's
-two scenarios, each fix off and on in one boot (seed 001)."""
+two scenarios, each fix off and on in one boot (the wasted-cores paper)."""
 
 from ... import paths
 from ..document import _number
@@ -12,7 +12,7 @@ WASTED_SCENARIOS = ("group-imbalance", "overload-on-wakeup")
 @experiment(
     "wasted-cores",
     title="the wasted-cores fixes, off vs on",
-    seed="seed 001 §3.1 (Group Imbalance, Figure 2) and §3.3 (Overload-on-Wakeup, "
+    seed="the wasted-cores paper §3.1 (Group Imbalance, Figure 2) and §3.3 (Overload-on-Wakeup, "
          "Figure 3, Table 2)",
     published="Fixing Group Imbalance cut a make job's time by 13 % beside two R processes "
               "(lu with R: 13x); fixing Overload-on-Wakeup cut TPC-H query 18 by 22.2 % and "
