@@ -62,6 +62,9 @@ def script(*args):
     (["--classes", ","], "no class given"),
     (["compare", "/nonexistent-a", "/nonexistent-b"], "is not a result folder"),
     (["compare", "only-one"], "the following arguments are required"),
+    ([], "name experiments (see --list) or give --all: all "),
+    (["--rounds", "3"], "give --all"),
+    (["--all", "wakeup"], "--all runs every experiment: name none with it"),
 ])
 def test_bad_arguments_exit_2_with_one_line_before_building(args, says):
     proc = script(*args)

@@ -28,11 +28,17 @@ def parser():
                  "'reproduce compare A B' puts two result folders side by side; "
                  "'reproduce spread FOLDER...' compares the spread of runs made in "
                  "different QEMU modes.",
-                 epilog="Experiments: see --list. Default: every experiment that runs in\n"
-                 "a guest. docs/reproduction.rst has the details.\n\n"
+                 epilog="Experiments: see --list. Name some, or give --all for every\n"
+                 "experiment that runs in a guest (hours: --list gives each one's\n"
+                 "estimate). docs/reproduction.rst has the details.\n\n"
                  + command.epilog(command.OK, command.FAILED, command.USAGE, command.GUEST))
     ap.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
-                    help="experiments to run (default: all implemented)")
+                    help="experiments to run, see --list (default: none; --all or "
+                         "--quick alone runs every guest experiment)")
+    ap.add_argument("--all", action="store_true",
+                    help="run every experiment that runs in a guest (with --host, on this "
+                         "machine); needed when no experiment is named, unless --quick "
+                         "(default: off)")
     ap.add_argument("--classes", type=class_list, metavar="CLASS[,CLASS...]",
                     help="compare only these classes (of cfs, ule, bmq, muqss) with cfs, "
                          "the base of every comparison, which always runs; experiments "
@@ -105,6 +111,32 @@ def list_text():
         lines.append(f"{exp.name:20} {exp.title} [{exp.seed}] on {where}; "
                      f"about {minutes:.0f} min at 10 rounds (estimate)")
     return "\n".join(lines)
+
+
+def default_names(a):
+    """The experiments --all (or --quick alone) runs: the real-hardware
+    ones only when named."""
+    return [n for n, e in EXPERIMENTS.items() if not e.host_only]
+
+
+def run_estimate(names, a):
+    """Seconds the named experiments take with these arguments (estimate)."""
+    rounds = a.rounds or (1 if a.quick else 10)
+    return sum(BOOT_SECONDS * a.boots + rounds * EXPERIMENTS[n].estimate(t, a.quick)
+               for n in names
+               for t in EXPERIMENTS[n].topologies_for(a.topology, a.quick, a.host))
+
+
+def names_problem(a):
+    """Hours of runs start only when asked for: experiments named, --all
+    or --quick."""
+    if a.experiments and a.all:
+        return "--all runs every experiment: name none with it"
+    if a.experiments or a.all or a.quick:
+        return None
+    names = default_names(a)
+    return (f"name experiments (see --list) or give --all: all {len(names)} take "
+            f"about {run_estimate(names, a) / 3600:.1f} h (estimate)")
 
 
 def check_args(a, sched_class=SCHED_CLASS):
@@ -216,12 +248,11 @@ def main(argv=None):
     if a.list:
         print(list_text())
         return 0
-    problem = check_args(a)
+    problem = check_args(a) or names_problem(a)
     if problem:
         print(f"reproduce: {problem}", file=sys.stderr)
         return 2
-    names = list(dict.fromkeys(a.experiments)) or \
-        [n for n, e in EXPERIMENTS.items() if not e.host_only]
+    names = list(dict.fromkeys(a.experiments)) or default_names(a)
     experiments = [with_classes(EXPERIMENTS[n], a.classes) for n in names]
     rounds = a.rounds or (1 if a.quick else 10)
     if rounds < stats.MIN_ROUNDS and not a.quick:
