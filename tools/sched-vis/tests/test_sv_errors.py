@@ -134,3 +134,26 @@ def test_fuzzed_dumps_never_crash(cli, write, tmp_path, monkeypatch):
             r = cli(command, p)
             assert r.code in (0, 2), (i, command, r.err)
             assert "internal error" not in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("launcher", ["script", "module"])
+def test_missing_numpy_is_one_line_not_a_traceback(tmp_path, launcher):
+    """On a machine without numpy, the command says what to install."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fake = tmp_path / "numpy"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n")
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{root}")
+    cmd = [str(root / "sched-vis")] if launcher == "script" else [sys.executable, "-m",
+                                                                   "sched_vis"]
+    proc = subprocess.run([*cmd, "--help"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "numpy is missing" in proc.stderr \
+        and "pip install numpy" in proc.stderr, proc.stderr
