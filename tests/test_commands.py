@@ -564,3 +564,25 @@ def test_schedlab_is_an_installable_package_with_one_entry_point():
              *SCRIPTS.iterdir()]
             if p.is_file() and needle in p.read_text()]
     assert hand == []
+
+
+@pytest.mark.parametrize("built, want, note", [
+    (("debug", "base"), "debug", False),
+    (("base",), "base", True),          # after scripts/demo
+    ((), "debug", False),               # nothing built: the error names debug
+])
+def test_boot_without_config_takes_the_kernel_that_is_built(tmp_path, monkeypatch, built, want,
+                                                            note):
+    """scripts/boot without --config boots the debug kernel, or the one
+    built when debug is not (scripts/demo builds base), saying so."""
+    monkeypatch.setattr(paths, "kernel_image", lambda c: tmp_path / c / "bzImage")
+    for config in built:
+        (tmp_path / config).mkdir()
+        (tmp_path / config / "bzImage").write_text("")
+    a = cli.parser().parse_args(["boot", "--sched", "ule", "true"])
+    problem = vm.check_args(a)
+    assert a.config == want
+    assert getattr(a, "config_chosen", False) == note
+    assert (problem is None) == bool(built), problem
+    a = cli.parser().parse_args(["boot", "--config", "debug", "true"])
+    assert (vm.check_args(a) is None) == ("debug" in built)

@@ -618,8 +618,10 @@ def add_args(p):
     p.description = ("Boot a built kernel under QEMU with a NUMA topology, run one "
                      "shell command in the guest and print its output.")
     p.epilog = command.epilog(command.OK, command.USAGE, command.GUEST, command.COMMAND)
-    p.add_argument("--config", default="debug", choices=build.BOOTABLE,
-                   help="kernel configuration whose bzImage boots (scripts/build --config)")
+    p.add_argument("--config", choices=build.BOOTABLE,
+                   help="kernel configuration whose bzImage boots, as scripts/build "
+                        "--config names it (default: debug, or the one built if debug is "
+                        "not, as after scripts/demo, which builds base)")
     p.add_argument("--kernel", type=command.existing_file,
                    help="bzImage to boot (default: the --config one, "
                         "build/obj-CONFIG/arch/x86/boot/bzImage)")
@@ -645,12 +647,21 @@ def add_args(p):
     p.set_defaults(fn=main, check=check_args)
 
 
+# The kernel a boot without --config takes: the first of these built.
+BOOT_PREFERENCE = ("debug", "base", "distro-small")
+
+
 def check_args(a):
-    """The problem with a combination of arguments, or None."""
+    """The problem with a combination of arguments, or None. Without
+    --config, picks the configuration to boot."""
     if a.list:
         return None
     if a.shell and a.command:
         return "--shell runs no command: drop the command or --shell"
+    if a.config is None:
+        built = [c for c in BOOT_PREFERENCE if paths.kernel_image(c).exists()]
+        a.config = built[0] if built and not a.kernel else "debug"
+        a.config_chosen = a.config != "debug"
     kernel = a.kernel or paths.kernel_image(a.config)
     if not kernel.exists():
         return (f"no {a.config} kernel at {kernel}: run scripts/build --config {a.config} "
@@ -668,6 +679,9 @@ def main(a):
             print(f"{t.name:5} {t.cpus:3} CPUs  {t.nodes} node(s)  {t.memory} MiB  {t.note}")
         return command.OK
     set_accel(a.accel)
+    if getattr(a, "config_chosen", False):
+        print(f"boot: no debug kernel built: booting the {a.config} one "
+              f"(scripts/build --config debug builds the lockdep kernel)", file=sys.stderr)
     words = a.command[1:] if a.command[:1] == ["--"] else a.command
     cmd = " ".join(words) or "true"
     try:
