@@ -1096,3 +1096,16 @@ def test_compare_and_spread_refuse_a_malformed_document(tmp_path, key, value):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.count("\n") == 1 and "wakeup document is malformed" in proc.stderr \
             and key in proc.stderr, proc.stderr
+
+
+def test_a_missing_plotting_module_stops_the_run_before_building(monkeypatch, capsys):
+    """Without matplotlib the report and figures cannot be written: say so
+    before anything is built or run, not after the JSON."""
+    from schedlab.reproduce import cli as reproduce_cli
+    real = reproduce_cli.importlib.util.find_spec
+    monkeypatch.setattr(reproduce_cli.importlib.util, "find_spec",
+                        lambda name, *rest: None if name == "matplotlib" else real(name, *rest))
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("built"))
+    assert reproduce_cli.main(["wakeup"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "need matplotlib: run scripts/setup" in err, err

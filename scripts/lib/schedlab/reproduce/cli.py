@@ -3,6 +3,7 @@
 checked as it ends), and the compare and spread subcommands."""
 
 import argparse
+import importlib.util
 import json
 import sys
 import threading
@@ -125,6 +126,14 @@ def run_estimate(names, a):
     return sum(BOOT_SECONDS * a.boots + rounds * EXPERIMENTS[n].estimate(t, a.quick)
                for n in names
                for t in EXPERIMENTS[n].topologies_for(a.topology, a.quick, a.host))
+
+
+# What the report and figures import, checked before hours of runs.
+REPORT_MODULES = ("matplotlib",)
+
+
+def missing_modules():
+    return [m for m in REPORT_MODULES if importlib.util.find_spec(m) is None]
 
 
 def names_problem(a):
@@ -252,6 +261,11 @@ def main(argv=None):
     if problem:
         print(f"reproduce: {problem}", file=sys.stderr)
         return 2
+    missing = missing_modules()
+    if missing:
+        print(f"reproduce: the report and figures need {', '.join(missing)}: run "
+              f"scripts/setup (or python3 -m pip install {' '.join(missing)})", file=sys.stderr)
+        return 1
     names = list(dict.fromkeys(a.experiments)) or default_names(a)
     experiments = [with_classes(EXPERIMENTS[n], a.classes) for n in names]
     rounds = a.rounds or (1 if a.quick else 10)
