@@ -14,7 +14,10 @@
  *   word, the value above its range and the one below with EINVAL, keeps
  *   its value, and logs one line that gives the range; its value written
  *   back is taken silently;
- * - an affinity of no online CPU is refused with EINVAL.
+ * - an affinity of no online CPU is refused with EINVAL;
+ * - nice 0 gets more CPU time than nice 19 on one CPU;
+ * - a task bound to a CPU that goes offline runs on elsewhere, and the
+ *   CPU comes back.
  *
  * Usage: [CLASS_GENERIC_BOOT=NAME] [CLASS_GENERIC_CLASSES=A,B] class_generic
  * CLASS_GENERIC_BOOT=NAME adds the check that the kernel booted on NAME;
@@ -25,6 +28,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -32,6 +36,8 @@
 #include <string.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -504,6 +510,163 @@ TEST_F(cls, affinity_of_no_online_cpu_refused)
 	EXPECT_EQ(-1, sched_setaffinity(0, size, set));
 	EXPECT_EQ(EINVAL, errno);
 	CPU_FREE(set);
+}
+
+/* The CPU time task @pid has had, in ns; -1 when it is gone. */
+static long long runtime_ns(int pid)
+{
+	char path[PATH_LEN], val[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/sched", pid);
+	if (sched_field(path, "se.sum_exec_runtime", val, sizeof(val)))
+		return -1;
+	return (long long)(atof(val) * 1e6);
+}
+
+/* The CPU task @pid last ran on (field 39 of its stat); -1 when gone. */
+static int last_cpu(int pid)
+{
+	char path[PATH_LEN], buf[1024], *p;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_line(path, buf, sizeof(buf)))
+		return -1;
+	p = strrchr(buf, ')');
+	for (field = 2; field < 39 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? atoi(p + 1) : -1;
+}
+
+/*
+ * A child that spins at @nice, bound to @cpu (or anywhere if negative);
+ * returns once it runs. The nice value is set from here once it does: a
+ * class that never runs nice 19 beside nice 0 (BMQ) would otherwise
+ * never let the child report. The caller kills and reaps it.
+ */
+static int spinner(int cpu, int nice)
+{
+	int pipefd[2], pid;
+	char c;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		cpu_set_t set;
+
+		close(pipefd[0]);
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (cpu >= 0 && sched_setaffinity(0, sizeof(set), &set))
+			_exit(1);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			;
+	}
+	close(pipefd[1]);
+	if (pid > 0 && (read(pipefd[0], &c, 1) != 1 || setpriority(PRIO_PROCESS, pid, nice))) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(pipefd[0]);
+	return pid;
+}
+
+static void stop(int pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* Nice 0 against nice 19 on one CPU: the share this CPU time is measured over. */
+#define NICE_WINDOW_MS		2000
+/*
+ * Every class gives nice 0 more than 3/2 of nice 19's time: CFS about 70
+ * times, MuQSS 33, ULE (whose calendar queue only delays the worse
+ * priority) 2.1, BMQ all of it (one boot, debug kernel).
+ */
+#define NICE_MIN_RATIO_NUM	3
+#define NICE_MIN_RATIO_DEN	2
+
+TEST_F(cls, nice_0_outruns_nice_19_on_one_cpu)
+{
+	int cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1, fair, low;
+	long long f0, l0, f1, l1;
+
+	if (setup_skipped(_metadata))
+		return;
+	fair = spinner(cpu, 0);
+	low = spinner(cpu, 19);
+	ASSERT_LT(0, fair);
+	ASSERT_LT(0, low);
+	f0 = runtime_ns(fair);
+	l0 = runtime_ns(low);
+	sleep_ms(NICE_WINDOW_MS);
+	f1 = runtime_ns(fair);
+	l1 = runtime_ns(low);
+	stop(fair);
+	stop(low);
+	TH_LOG("CPU %d over %d ms: nice 0 ran %lld ms, nice 19 %lld ms", cpu, NICE_WINDOW_MS,
+	       (f1 - f0) / 1000000, (l1 - l0) / 1000000);
+	EXPECT_LT(NICE_MIN_RATIO_NUM * (l1 - l0), NICE_MIN_RATIO_DEN * (f1 - f0));
+}
+
+/* How long a CPU's hotplug and the move of its task may take. */
+#define HOTPLUG_WAIT_MS		10000
+
+/* Write @value to CPU @cpu's online file; 0 or -errno. */
+static int set_online(int cpu, const char *value)
+{
+	char path[PATH_LEN];
+	long end = now_ms() + HOTPLUG_WAIT_MS;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	while ((ret = write_text(path, value)) == -EBUSY && now_ms() < end)
+		sleep_ms(20);
+	return ret;
+}
+
+/*
+ * A task bound to a CPU that goes offline runs on elsewhere (the kernel
+ * widens its affinity), and the CPU comes back online.
+ */
+TEST_F(cls, task_of_an_offlined_cpu_runs_elsewhere)
+{
+	int cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1, pid, ret, where = -1;
+	long long before, now = -1;
+	char path[PATH_LEN];
+	long end;
+
+	if (setup_skipped(_metadata))
+		return;
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	if (cpu < 1 || access(path, W_OK))
+		SKIP(return, "CPU %d cannot go offline", cpu);
+	pid = spinner(cpu, 0);
+	ASSERT_LT(0, pid);
+	ret = set_online(cpu, "0");
+	if (ret) {
+		stop(pid);
+		ASSERT_EQ(0, ret) TH_LOG("offlining CPU %d: %s", cpu, strerror(-ret));
+	}
+	before = runtime_ns(pid);
+	end = now_ms() + HOTPLUG_WAIT_MS;
+	do {
+		sleep_ms(20);
+		now = runtime_ns(pid);
+		where = last_cpu(pid);
+	} while ((now <= before || where == cpu) && now_ms() < end);
+	stop(pid);
+	ret = set_online(cpu, "1");
+	EXPECT_LT(before, now) TH_LOG("the task did not run after CPU %d went offline", cpu);
+	EXPECT_NE(cpu, where);
+	ASSERT_EQ(0, ret) TH_LOG("onlining CPU %d: %s", cpu, strerror(-ret));
 }
 
 TEST(booted_on_the_class_named)
