@@ -9,8 +9,10 @@ import ast
 import hashlib
 import io
 import json
+import platform
 import random
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -28,7 +30,8 @@ from schedlab.reproduce.experiments.smt import parse_smt
 from schedlab.reproduce.experiments.starvation import parse_starvation
 from schedlab.reproduce.experiments.unpin import parse_unpin, unpin_window
 from schedlab.reproduce.experiments.wasted_cores import WASTED_BENCHES, wasted_runs
-from schedlab.reproduce.metadata import config_hash, cpu_model, git_state, metadata, result_dir
+from schedlab.reproduce.metadata import (config_hash, cpu_model, git_state, metadata, result_dir,
+                                        tool_versions)
 from schedlab.reproduce.progress import Progress
 from schedlab.reproduce.registry import (CLASSES, EXPERIMENTS, MUQSS_NONE, RQSHARE, SCHED_CLASS,
                                          SHARE_CLASSES, ReproduceError, bench_info, with_classes)
@@ -156,6 +159,14 @@ def test_metadata_has_every_key(tmp_path):
                                                               "WAKE_IDLE_LONGEST"]
     assert meta["git_dirty"] is True and meta["qemu_mode"] == "icount"
     assert meta["date"].startswith("2026-01-02T03:04:05")
+    # How QEMU ran and with what: the host's kernel, the accelerator, the
+    # tools' versions (QEMU's among them where it is installed).
+    assert meta["host_kernel"] == platform.release() and meta["accelerator"] is None
+    tools = meta["tools"]
+    assert tools["python3"] == platform.python_version()
+    if shutil.which("qemu-system-x86_64"):
+        assert tools.get("qemu-system-x86"), tools
+    assert tool_versions(("no-such-package-here",)) == {"python3": platform.python_version()}
 
 
 def test_git_state_of_this_repository():

@@ -324,6 +324,7 @@ def run_and_save(exp, index, ctx, a, folder, argv):
                     config_sha256=ctx.runner.config_sha256(), topologies=topologies,
                     qemu_mode="kvm" if ctx.runner.accel == "kvm" else ctx.runner.mode,
                     rounds=ctx.rounds, quick=ctx.quick, boots=ctx.boots,
+                    accel=ctx.runner.accel,
                     argv=["scripts/reproduce", *argv])
     meta["seconds"] = round(time.monotonic() - start)
     sysctls = reference.original_sysctls(references_for(exp, ctx.references))

@@ -4,6 +4,7 @@ and the result folder's name."""
 
 import hashlib
 import os
+import platform
 import shlex
 import subprocess
 from datetime import datetime, timezone
@@ -53,9 +54,32 @@ def host_config_path(release):
     return path if path.exists() else None
 
 
+# The Debian packages of the tools a run uses (the guest shares the
+# host's root), whose versions the metadata records.
+TOOL_PACKAGES = ("qemu-system-x86", "gcc-12", "linux-perf", "sysbench", "stress-ng",
+                 "rt-tests", "rt-app", "trace-cmd")
+
+
+def tool_versions(packages=TOOL_PACKAGES):
+    """{package: version} of the installed ones, and Python's."""
+    versions = {"python3": platform.python_version()}
+    try:
+        proc = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n",
+                               *packages], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return versions
+    for line in proc.stdout.splitlines():
+        name, _, version = line.partition(" ")
+        if version:
+            versions[name] = version
+    return versions
+
+
 def metadata(exp, *, release, config, config_sha256, topologies, qemu_mode, rounds, quick,
-             argv, git=None, cpu=None, now=None, boots=1):
-    """Everything needed to tell two results apart, and to redo one."""
+             argv, git=None, cpu=None, now=None, boots=1, accel=None, tools=None):
+    """Everything needed to tell two results apart, and to redo one:
+    besides the kernel run, the host's kernel, how QEMU ran the vCPUs
+    (accelerator and mode) and the tools' versions."""
     rev, dirty = git or git_state()
     return {
         "git_revision": rev, "git_dirty": dirty, "kernel_release": release,
@@ -66,6 +90,8 @@ def metadata(exp, *, release, config, config_sha256, topologies, qemu_mode, roun
         "qemu_mode": qemu_mode, "rounds": rounds, "boots": boots, "quick": quick,
         "date": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
         "command_line": " ".join(shlex.quote(a) for a in argv),
+        "host_kernel": platform.release(), "accelerator": accel,
+        "tools": tool_versions() if tools is None else tools,
     }
 
 

@@ -141,6 +141,11 @@ def write_report(folder):
                  f"variants in one boot (with --boots, the boots are resampled, then the "
                  f"rounds within them); none below {stats.MIN_ROUNDS} rounds. An interval "
                  f"that holds 1 (0 for differences) is \"no difference measured\".", ""]
+        tools = meta.get("tools")
+        if tools:
+            head += [f"Host kernel {meta.get('host_kernel')}, accelerator "
+                     f"{meta.get('accelerator') or 'none (real hardware)'}; "
+                     + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())) + ".", ""]
     body = [report_section(doc) for doc in docs.values()]
     out = folder / "report.md"
     out.write_text("\n".join(head + body))
