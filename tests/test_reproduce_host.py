@@ -492,12 +492,14 @@ def test_list_names_them_as_implemented_on_the_host():
         assert "on real hardware (--host); " in line
 
 
-def test_by_default_only_the_guest_experiments_run(tmp_path, monkeypatch):
+def test_all_runs_only_the_guest_experiments(tmp_path, monkeypatch):
+    """--all (which naming no experiment asks for) runs every guest
+    experiment; the real-hardware ones run only when named."""
     seen = []
     monkeypatch.setattr(build, "build", lambda config: 0)
     monkeypatch.setattr("schedlab.reproduce.cli.GuestRunner", lambda config, mode, workdir: None)
     monkeypatch.setattr("schedlab.reproduce.cli.run_and_save",
                         lambda exp, index, ctx, a, folder, argv: seen.append(exp.name) or True)
-    assert reproduce.main(["--out", str(tmp_path / "r")]) == 0
+    assert reproduce.main(["--all", "--out", str(tmp_path / "r")]) == 0
     assert seen and "phoronix" not in seen and "nas" not in seen
     assert set(seen) == {n for n, e in EXPERIMENTS.items() if not e.host_only}
