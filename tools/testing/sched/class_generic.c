@@ -143,52 +143,80 @@ static int sched_field(const char *path, const char *key, char *out, size_t len)
 }
 
 /*
+ * Field @n (3 or more: the state, the parent, ...) of the stat line in
+ * @buf, past the command name, which may hold spaces; NULL if too short.
+ */
+static const char *stat_field(const char *buf, int n)
+{
+	const char *p = strrchr(buf, ')');
+	int field;
+
+	for (field = 2; field < n && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? p + 1 : NULL;
+}
+
+/*
  * State and policy (field 41) of task @tid of process @pid; -errno when
  * the task is gone.
  */
 static int task_state(int pid, int tid, char *state, int *policy)
 {
-	char path[PATH_LEN], buf[1024], *p;
-	int field, ret;
+	char path[PATH_LEN], buf[1024];
+	const char *st, *pol;
+	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 	ret = read_line(path, buf, sizeof(buf));
 	if (ret)
 		return ret;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%c", state) != 1)
+	st = stat_field(buf, 3);
+	pol = stat_field(buf, 41);
+	if (!st || !pol)
 		return -EIO;
-	/* Field 3 is the state; step to field 41. */
-	for (field = 3; field < 41 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return -EIO;
-	*policy = atoi(p + 1);
+	*state = *st;
+	*policy = atoi(pol);
 	return 0;
 }
 
-/* How many lines of the kernel log contain @needle. */
-static int log_count(const char *needle)
+/* The whole kernel log, NUL-terminated, to free(); NULL on failure. */
+static char *kernel_log(void)
 {
-	int size = klogctl(SYSLOG_SIZE_BUFFER, NULL, 0);
-	char *buf, *p;
-	int n = 0, len;
+	int size = klogctl(SYSLOG_SIZE_BUFFER, NULL, 0), len;
+	char *buf;
 
 	if (size <= 0)
-		return -1;
+		return NULL;
 	buf = malloc(size + 1);
 	if (!buf)
-		return -1;
+		return NULL;
 	len = klogctl(SYSLOG_READ_ALL, buf, size);
 	if (len < 0) {
 		free(buf);
-		return -1;
+		return NULL;
 	}
 	buf[len] = '\0';
+	return buf;
+}
+
+/* How many lines of the kernel log contain @needle; -1 if unreadable. */
+static int log_count(const char *needle)
+{
+	char *buf = kernel_log(), *p;
+	int n = 0;
+
+	if (!buf)
+		return -1;
 	for (p = buf; (p = strstr(p, needle)); p += strlen(needle))
 		n++;
 	free(buf);
 	return n;
+}
+
+/* The start of the line a refused write to knob @name logs. */
+static void knob_line(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "sched: kernel.%s takes an integer from", name);
 }
 
 /* Wait until @needle's count differs from @before; the new count. */
@@ -398,7 +426,7 @@ static void expect_refused(struct __test_metadata *_metadata, const char *name,
 	int lines;
 
 	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
-	snprintf(needle, sizeof(needle), "sched: kernel.%s takes an integer from", name);
+	knob_line(needle, sizeof(needle), name);
 	ASSERT_EQ(0, read_line(path, before, sizeof(before)));
 	refusal_pace();
 	lines = log_count(needle);
@@ -413,18 +441,12 @@ static void expect_refused(struct __test_metadata *_metadata, const char *name,
 /* The range the last refusal of @name logged; 0 when found. */
 static int logged_range(const char *name, long *low, long *high)
 {
-	int size = klogctl(SYSLOG_SIZE_BUFFER, NULL, 0);
-	char needle[PATH_LEN], *buf, *p, *last = NULL;
-	int len, ret = -ENOENT;
+	char needle[PATH_LEN], *buf = kernel_log(), *p, *last = NULL;
+	int ret = -ENOENT;
 
-	if (size <= 0)
-		return -EIO;
-	buf = malloc(size + 1);
 	if (!buf)
-		return -ENOMEM;
-	len = klogctl(SYSLOG_READ_ALL, buf, size);
-	buf[len > 0 ? len : 0] = '\0';
-	snprintf(needle, sizeof(needle), "sched: kernel.%s takes an integer from ", name);
+		return -EIO;
+	knob_line(needle, sizeof(needle), name);
 	for (p = buf; (p = strstr(p, needle)); p += strlen(needle))
 		last = p + strlen(needle);
 	if (last && sscanf(last, "%ld to %ld", low, high) == 2)
@@ -481,8 +503,7 @@ TEST_F(cls, integer_knobs_refuse_bad_writes)
 		expect_refused(_metadata, de->d_name, text, "above the range:");
 		snprintf(text, sizeof(text), "%ld", low - 1);
 		expect_refused(_metadata, de->d_name, text, "below the range:");
-		snprintf(needle, sizeof(needle), "sched: kernel.%s takes an integer from",
-			 de->d_name);
+		knob_line(needle, sizeof(needle), de->d_name);
 		lines = log_count(needle);
 		EXPECT_EQ(0, write_text(path, value)) TH_LOG("%s: %s refused", de->d_name, value);
 		/* A line it logged would arrive with the write's return. */
@@ -526,16 +547,14 @@ static long long runtime_ns(int pid)
 /* The CPU task @pid last ran on (field 39 of its stat); -1 when gone. */
 static int last_cpu(int pid)
 {
-	char path[PATH_LEN], buf[1024], *p;
-	int field;
+	char path[PATH_LEN], buf[1024];
+	const char *cpu;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (read_line(path, buf, sizeof(buf)))
 		return -1;
-	p = strrchr(buf, ')');
-	for (field = 2; field < 39 && p; field++)
-		p = strchr(p + 1, ' ');
-	return p ? atoi(p + 1) : -1;
+	cpu = stat_field(buf, 39);
+	return cpu ? atoi(cpu) : -1;
 }
 
 /*
