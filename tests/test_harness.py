@@ -1,6 +1,9 @@
 """The boot harness itself: output, exit status, splat and timeout detection,
 and the packaged workload tools inside the guest."""
 
+import os
+import subprocess
+
 import pytest
 
 from schedlab import vm
@@ -48,3 +51,28 @@ def test_packaged_tools_run_in_the_guest(guest):
     for expect in ["Time:", "Total time", "events per second", "available: 2 nodes",
                    "affinity [1]"]:
         assert expect in res.output, res.output
+
+
+def test_guest_program_rebuilds_when_a_header_of_its_folder_changes(tmp_path, monkeypatch):
+    """A guest program is compiled again when a header of its own folder
+    that it includes (sched_test.h) is newer than the binary, not only its
+    .c; a header it does not include does not count."""
+    from schedlab import build, paths
+    src, out = tmp_path / "src", tmp_path / "build"
+    src.mkdir()
+    monkeypatch.setattr(paths, "GUEST_TESTS", src)
+    monkeypatch.setattr(paths, "BUILD", out)
+    (src / "lib.h").write_text("#define ANSWER 41\n")
+    (src / "other.h").write_text("#error not included\n")
+    (src / "prog.c").write_text('#include <stdio.h>\n#include "lib.h"\n'
+                                'int main(void) { printf("%d\\n", ANSWER); return 0; }\n')
+    prog = build.guest_program("prog")
+    old = prog.stat().st_mtime - 10
+    os.utime(prog, (old, old))
+    for f in ("prog.c", "lib.h"):
+        os.utime(src / f, (old - 5, old - 5))
+    (src / "other.h").touch()
+    assert build.guest_program("prog").stat().st_mtime == old
+    (src / "lib.h").write_text("#define ANSWER 42\n")
+    assert build.guest_program("prog").stat().st_mtime > old
+    assert subprocess.run([str(prog)], capture_output=True, text=True).stdout == "42\n"

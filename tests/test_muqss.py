@@ -1,19 +1,24 @@
 """The MuQSS class (sched=muqss), in boots of the debug kernel:
 
-- muqss_checks.sh on 2x4: every normal task on muqss with muqss.* lines in
-  /proc/<pid>/sched, the sysctls' ranges, nice 0 against nice 19 and
-  nice 5 on one CPU in MuQSS's ratios (34:1 and 4:1, where CFS gives 68:1
-  and 3.06:1), a sleeper's
-  deadline kept while its slice lasts, spinners forked on one CPU
-  spread by the pick's look across queues, and SCHED_ISO (unprivileged,
-  FIFO requests turned into it, realtime ticks counted, starving a normal
-  spinner at iso_cpu 100, sharing at 0, the window's 74 % at 50);
+- muqss_checks.c (kselftest harness) on 2x4, after class_generic's
+  checks for muqss in the same boot: the muqss.* lines of
+  /proc/<pid>/sched, nice 0 against nice 19 and nice 5 on one CPU in
+  MuQSS's ratios (34:1 and 4:1, where CFS gives 68:1 and 3.06:1), a
+  sleeper's deadline kept while its slice lasts, spinners forked on one
+  CPU spread by the pick's look across queues, SCHED_ISO (unprivileged,
+  FIFO requests turned into it, reset-on-fork, under CFS, realtime ticks
+  counted, iso_cpu 100, 0 and 50, what the cap bounds), sync wakeups,
+  yield_type 2, the offer after a realtime preemption, rqshare (modes,
+  hotplug, a switch to CFS and back, an affinity move) and two cpuset
+  partitions; its measurements arrive as JSON lines;
 - class_stress.sh: a stress-ng storm and CPU offline/online under load;
 - smt_spread.sh in the shared smt boot (conftest.smt_boot): seed 003's
   test, two spinners one per core.
 
 KUnit (sched_muqss) covers the deadline arithmetic, keys, the skip list,
 the locality order and iso_cpu's window; test_kunit.py runs it."""
+
+import json
 
 import pytest
 
@@ -24,13 +29,40 @@ from schedlab.tap import assert_ok as assert_tap
 muqss = pytest.mark.muqss
 
 
+# What muqss_checks.c measures, (test, name) of its JSON lines: a run
+# that skipped or lost a measurement shows here.
+MUQSS_METRICS = {
+    ("nice_0_against_nice_19", "nice0_ms"), ("nice_0_against_nice_19", "nice19_ms"),
+    ("nice_0_against_nice_5_turns", "nice0_turn_us"),
+    ("nice_0_against_nice_5_turns", "nice5_turn_us"),
+    ("spinners_from_one_cpu_reach_four", "spread_ms"),
+    ("under_cfs_iso_preempts_as_normal", "iso_wait_us"),
+    ("fifo_time_counts_against_iso_cpu", "cpu_iso_pct"),
+    ("iso_cpu_50_iso_takes_the_window_share", "iso_share_pct"),
+    ("two_iso_spinners_leave_a_tenth", "normal_share_pct"),
+    ("sync_wakeup_does_not_preempt_the_waker", "muqss_switches"),
+    ("realtime_preemption_offers_the_task", "tries"),
+    ("task_whose_cpu_is_taken_away_runs_at_once", "mc"),
+    ("task_whose_cpu_is_taken_away_runs_at_once", "none"),
+    ("partitions", "two_root_domains"),
+}
+
+
 @muqss
-def test_checks_in_guest(guest, tmp_path_factory):
+def test_checks_in_guest(guest, class_generic, tmp_path_factory):
     out = tmp_path_factory.mktemp("muqss-checks")
-    res = guest(f"sh {GUEST_TESTS}/muqss_checks.sh", topology="2x4", cmdline="sched=muqss",
-                outdir=out, timeout=600)
-    assert_tap(res.output, "muqss_checks.sh")
+    checks = build.guest_program("muqss_checks")
+    mark = "# muqss_checks"
+    res = guest(f"{class_generic('muqss', ['muqss'])}; echo '{mark}'; "
+                f"SCHED_TEST_METRICS=/tmp/out/metrics.json {checks}", topology="2x4",
+                cmdline="sched=muqss", outdir=out, timeout=600)
+    generic, _, own = res.output.partition(mark)
+    assert_tap(generic, "class_generic under sched=muqss")
+    assert_tap(own, "muqss_checks")
     assert "sched: normal tasks run on muqss (sched=)" in "\n".join(res.kernel_log())
+    lines = (out / "metrics.json").read_text().splitlines()
+    metrics = {(m["test"], m["name"]): m["value"] for m in map(json.loads, lines)}
+    assert MUQSS_METRICS <= set(metrics), MUQSS_METRICS - set(metrics)
 
 
 @muqss

@@ -326,10 +326,14 @@ def guest_program(name):
     folder on its include path."""
     src = paths.GUEST_TESTS / f"{name}.c"
     out = paths.BUILD / "tools" / name
-    if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
+    text = src.read_text()
+    # The headers of its own folder it includes (sched_test.h) count too.
+    sources = [src] + [src.parent / h for h in re.findall(r'^#include "([^"/]+)"', text, re.M)
+                       if (src.parent / h).exists()]
+    if not out.exists() or out.stat().st_mtime < max(p.stat().st_mtime for p in sources):
         out.parent.mkdir(parents=True, exist_ok=True)
         include = []
-        if '#include "kselftest_harness.h"' in src.read_text():
+        if any('#include "kselftest_harness.h"' in p.read_text() for p in sources):
             if not (SELFTESTS_INCLUDE / "kselftest_harness.h").exists():
                 raise BuildError(f"{src.name} needs the prepared tree: run scripts/prepare")
             include = ["-I", str(SELFTESTS_INCLUDE)]

@@ -24,30 +24,10 @@
  * CLASS_GENERIC_CLASSES skips the variants of the classes it does not
  * list (6.1's harness has no -v filter).
  */
-#define _GNU_SOURCE
-#include <ctype.h>
+#include "sched_test.h"
 #include <dirent.h>
-#include <errno.h>
-#include <signal.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/klog.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "kselftest_harness.h"
-
-#define SYSCTL_DIR		"/proc/sys/kernel/"
-#define CLASS_SYSCTL		SYSCTL_DIR "sched_class"
-#define NAME_LEN		32
-#define PATH_LEN		1024
-#define SWITCH_WAIT_MS		10000	/* a switch under way answers EBUSY */
 #define LOG_WAIT_MS		2000
 /*
  * Each class's refusals share one pr_warn_ratelimited() state: 10 lines
@@ -56,105 +36,6 @@
  */
 #define LOG_BURST		10
 #define LOG_WINDOW_MS		5300
-#define SYSLOG_READ_ALL		3
-#define SYSLOG_SIZE_BUFFER	10
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The first line of @path without its newline; -errno on failure. */
-static int read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	int ret = 0;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, len, f))
-		ret = -EIO;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return ret;
-}
-
-/* Write @text to @path in one write(); 0 or -errno. */
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-	int err;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	err = errno;
-	close(fd);
-	return n < 0 ? -err : 0;
-}
-
-/* Switch to @name, waiting out a switch under way; 0 or -errno. */
-static int switch_class(const char *name)
-{
-	long end = now_ms() + SWITCH_WAIT_MS;
-	int ret;
-
-	while ((ret = write_text(CLASS_SYSCTL, name)) == -EBUSY && now_ms() < end)
-		sleep_ms(10);
-	return ret;
-}
-
-/* The value of field @key ("class", "policy") of a /proc/.../sched file. */
-static int sched_field(const char *path, const char *key, char *out, size_t len)
-{
-	char line[256];
-	size_t klen = strlen(key);
-	FILE *f = fopen(path, "r");
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-		char *val;
-
-		if (strncmp(line, key, klen) || !colon || (line[klen] != ' ' && line[klen] != ':'))
-			continue;
-		for (val = colon + 1; isspace((unsigned char)*val); val++)
-			;
-		val[strcspn(val, "\n")] = '\0';
-		snprintf(out, len, "%s", val);
-		ret = 0;
-		break;
-	}
-	fclose(f);
-	return ret;
-}
-
-/*
- * Field @n (3 or more: the state, the parent, ...) of the stat line in
- * @buf, past the command name, which may hold spaces; NULL if too short.
- */
-static const char *stat_field(const char *buf, int n)
-{
-	const char *p = strrchr(buf, ')');
-	int field;
-
-	for (field = 2; field < n && p; field++)
-		p = strchr(p + 1, ' ');
-	return p ? p + 1 : NULL;
-}
 
 /*
  * State and policy (field 41) of task @tid of process @pid; -errno when
@@ -177,40 +58,6 @@ static int task_state(int pid, int tid, char *state, int *policy)
 	*state = *st;
 	*policy = atoi(pol);
 	return 0;
-}
-
-/* The whole kernel log, NUL-terminated, to free(); NULL on failure. */
-static char *kernel_log(void)
-{
-	int size = klogctl(SYSLOG_SIZE_BUFFER, NULL, 0), len;
-	char *buf;
-
-	if (size <= 0)
-		return NULL;
-	buf = malloc(size + 1);
-	if (!buf)
-		return NULL;
-	len = klogctl(SYSLOG_READ_ALL, buf, size);
-	if (len < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[len] = '\0';
-	return buf;
-}
-
-/* How many lines of the kernel log contain @needle; -1 if unreadable. */
-static int log_count(const char *needle)
-{
-	char *buf = kernel_log(), *p;
-	int n = 0;
-
-	if (!buf)
-		return -1;
-	for (p = buf; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	free(buf);
-	return n;
 }
 
 /* The start of the line a refused write to knob @name logs. */
@@ -270,15 +117,6 @@ static int listed(const char *list, const char *name)
 			return 1;
 	}
 	return 0;
-}
-
-/*
- * 6.1's harness runs a test's body after its setup skipped it (later
- * kernels return): every body starts with this.
- */
-static int setup_skipped(struct __test_metadata *_metadata)
-{
-	return _metadata->skip;
 }
 
 FIXTURE(cls) {
@@ -533,75 +371,6 @@ TEST_F(cls, affinity_of_no_online_cpu_refused)
 	CPU_FREE(set);
 }
 
-/* The CPU time task @pid has had, in ns; -1 when it is gone. */
-static long long runtime_ns(int pid)
-{
-	char path[PATH_LEN], val[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/sched", pid);
-	if (sched_field(path, "se.sum_exec_runtime", val, sizeof(val)))
-		return -1;
-	return (long long)(atof(val) * 1e6);
-}
-
-/* The CPU task @pid last ran on (field 39 of its stat); -1 when gone. */
-static int last_cpu(int pid)
-{
-	char path[PATH_LEN], buf[1024];
-	const char *cpu;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_line(path, buf, sizeof(buf)))
-		return -1;
-	cpu = stat_field(buf, 39);
-	return cpu ? atoi(cpu) : -1;
-}
-
-/*
- * A child that spins at @nice, bound to @cpu (or anywhere if negative);
- * returns once it runs. The nice value is set from here once it does: a
- * class that never runs nice 19 beside nice 0 (BMQ) would otherwise
- * never let the child report. The caller kills and reaps it.
- */
-static int spinner(int cpu, int nice)
-{
-	int pipefd[2], pid;
-	char c;
-
-	if (pipe(pipefd))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		cpu_set_t set;
-
-		close(pipefd[0]);
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		if (cpu >= 0 && sched_setaffinity(0, sizeof(set), &set))
-			_exit(1);
-		if (write(pipefd[1], "x", 1) != 1)
-			_exit(1);
-		for (;;)
-			;
-	}
-	close(pipefd[1]);
-	if (pid > 0 && (read(pipefd[0], &c, 1) != 1 || setpriority(PRIO_PROCESS, pid, nice))) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(pipefd[0]);
-	return pid;
-}
-
-static void stop(int pid)
-{
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-}
-
 /* Nice 0 against nice 19 on one CPU: the share this CPU time is measured over. */
 #define NICE_WINDOW_MS		2000
 /*
@@ -633,22 +402,6 @@ TEST_F(cls, nice_0_outruns_nice_19_on_one_cpu)
 	TH_LOG("CPU %d over %d ms: nice 0 ran %lld ms, nice 19 %lld ms", cpu, NICE_WINDOW_MS,
 	       (f1 - f0) / 1000000, (l1 - l0) / 1000000);
 	EXPECT_LT(NICE_MIN_RATIO_NUM * (l1 - l0), NICE_MIN_RATIO_DEN * (f1 - f0));
-}
-
-/* How long a CPU's hotplug and the move of its task may take. */
-#define HOTPLUG_WAIT_MS		10000
-
-/* Write @value to CPU @cpu's online file; 0 or -errno. */
-static int set_online(int cpu, const char *value)
-{
-	char path[PATH_LEN];
-	long end = now_ms() + HOTPLUG_WAIT_MS;
-	int ret;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	while ((ret = write_text(path, value)) == -EBUSY && now_ms() < end)
-		sleep_ms(20);
-	return ret;
 }
 
 /*

@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the in-guest checks on kselftest_harness.h
+ * (class_generic.c, muqss_checks.c): files of /proc and /sys, the kernel
+ * log, spinning children, CPU hotplug, the trace buffer, cpuset
+ * partitions and the metrics file the host reads.
+ *
+ * Every helper is static inline, so that a test that leaves one unused
+ * still builds with -Werror. It includes the harness itself, after the
+ * libc headers that need _GNU_SOURCE.
+ */
+#ifndef SCHED_TEST_H
+#define SCHED_TEST_H
+
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/klog.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SYSCTL_DIR		"/proc/sys/kernel/"
+#define CLASS_SYSCTL		SYSCTL_DIR "sched_class"
+#define TRACE_DIR		"/sys/kernel/tracing/"
+#define CPU_DIR			"/sys/devices/system/cpu/"
+#define NAME_LEN		32
+#define PATH_LEN		1024
+#define SWITCH_WAIT_MS		10000	/* a switch under way answers EBUSY */
+#define HOTPLUG_WAIT_MS		10000	/* a CPU's hotplug and its task's move */
+#define SYSLOG_READ_ALL		3
+#define SYSLOG_SIZE_BUFFER	10
+#define MAX_SPINNERS		64
+
+static inline void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static inline long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline int online_cpus(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* The first line of @path without its newline; -errno on failure. */
+static inline int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f))
+		ret = -EIO;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ret;
+}
+
+/* Write @text to @path in one write(); 0 or -errno. */
+static inline int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	err = errno;
+	close(fd);
+	return n < 0 ? -err : 0;
+}
+
+/* Switch kernel.sched_class to @name, waiting out a switch under way. */
+static inline int switch_class(const char *name)
+{
+	long end = now_ms() + SWITCH_WAIT_MS;
+	int ret;
+
+	while ((ret = write_text(CLASS_SYSCTL, name)) == -EBUSY && now_ms() < end)
+		sleep_ms(10);
+	return ret;
+}
+
+/* The value of field @key ("class", "policy") of a /proc/.../sched file. */
+static inline int sched_field(const char *path, const char *key, char *out, size_t len)
+{
+	char line[256];
+	size_t klen = strlen(key);
+	FILE *f = fopen(path, "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		char *val;
+
+		if (strncmp(line, key, klen) || !colon || (line[klen] != ' ' && line[klen] != ':'))
+			continue;
+		for (val = colon + 1; isspace((unsigned char)*val); val++)
+			;
+		val[strcspn(val, "\n")] = '\0';
+		snprintf(out, len, "%s", val);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Field @key of task @pid's sched file (0: this task) as a number; -1 if absent. */
+static inline double task_sched_num(int pid, const char *key)
+{
+	char path[PATH_LEN], val[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/sched", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/sched");
+	if (sched_field(path, key, val, sizeof(val)))
+		return -1;
+	return atof(val);
+}
+
+/*
+ * Field @n (3 or more: the state, the parent, ...) of the stat line in
+ * @buf, past the command name, which may hold spaces; NULL if too short.
+ */
+static inline const char *stat_field(const char *buf, int n)
+{
+	const char *p = strrchr(buf, ')');
+	int field;
+
+	for (field = 2; field < n && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? p + 1 : NULL;
+}
+
+/* Field @n of task @pid's stat line (0: this task) as a number; -1 if gone. */
+static inline long long task_stat_num(int pid, int n)
+{
+	char path[PATH_LEN], buf[1024];
+	const char *val;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	if (read_line(path, buf, sizeof(buf)))
+		return -1;
+	val = stat_field(buf, n);
+	return val ? atoll(val) : -1;
+}
+
+#define STAT_CPU		39	/* the CPU the task last ran on */
+#define STAT_RT_PRIORITY	40
+#define STAT_POLICY		41
+
+/* The CPU task @pid last ran on; -1 when it is gone. */
+static inline int last_cpu(int pid)
+{
+	return task_stat_num(pid, STAT_CPU);
+}
+
+/* The CPU time task @pid has had, in ns; -1 when it is gone. */
+static inline long long runtime_ns(int pid)
+{
+	double ms = task_sched_num(pid, "se.sum_exec_runtime");
+
+	return ms < 0 ? -1 : (long long)(ms * 1e6);
+}
+
+/* How long task @pid waited runnable, in ns (schedstat); -1 when gone. */
+static inline long long run_delay_ns(int pid)
+{
+	char path[PATH_LEN], buf[128];
+	long long run, delay;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	if (read_line(path, buf, sizeof(buf)) || sscanf(buf, "%lld %lld", &run, &delay) != 2)
+		return -1;
+	return delay;
+}
+
+/* The whole kernel log, NUL-terminated, to free(); NULL on failure. */
+static inline char *kernel_log(void)
+{
+	int size = klogctl(SYSLOG_SIZE_BUFFER, NULL, 0), len;
+	char *buf;
+
+	if (size <= 0)
+		return NULL;
+	buf = malloc(size + 1);
+	if (!buf)
+		return NULL;
+	len = klogctl(SYSLOG_READ_ALL, buf, size);
+	if (len < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* How many lines of the kernel log contain @needle; -1 if unreadable. */
+static inline int log_count(const char *needle)
+{
+	char *buf = kernel_log(), *p;
+	int n = 0;
+
+	if (!buf)
+		return -1;
+	for (p = buf; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	free(buf);
+	return n;
+}
+
+/* The rest of the last log line that holds @needle, after it; 0 if found. */
+static inline int log_last(const char *needle, char *out, size_t len)
+{
+	char *buf = kernel_log(), *p, *last = NULL;
+
+	if (!buf)
+		return -EIO;
+	for (p = buf; (p = strstr(p, needle)); p += strlen(needle))
+		last = p + strlen(needle);
+	if (last)
+		snprintf(out, len, "%.*s", (int)strcspn(last, "\n"), last);
+	free(buf);
+	return last ? 0 : -ENOENT;
+}
+
+/* Bind this task to CPUs @lo..@hi; 0 or -errno. */
+static inline int bind_range(int pid, int lo, int hi)
+{
+	cpu_set_t set;
+	int cpu;
+
+	CPU_ZERO(&set);
+	for (cpu = lo; cpu <= hi; cpu++)
+		CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set) ? -errno : 0;
+}
+
+static inline int bind_cpu(int pid, int cpu)
+{
+	return bind_range(pid, cpu, cpu);
+}
+
+/* How a spinner starts: where, and as whom. */
+struct spin {
+	int lo, hi;		/* its CPUs; lo < 0: anywhere */
+	int nice;
+	int policy, prio;	/* set by the child itself when policy is not 0 */
+	int nobody;		/* drop to uid and gid 65534 first */
+};
+
+#define NOBODY_ID		65534
+
+/* Become the unprivileged user nobody; 0 or -errno. */
+static inline int become_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(NOBODY_ID, NOBODY_ID, NOBODY_ID) ||
+	    setresuid(NOBODY_ID, NOBODY_ID, NOBODY_ID))
+		return -errno;
+	return 0;
+}
+
+/*
+ * A child that spins as @s says; returns its pid once it runs, -1 on
+ * failure. The nice value is set from here once it does: a class that
+ * never runs nice 19 beside nice 0 (BMQ) would otherwise never let the
+ * child report. The caller stops it.
+ */
+static inline int spinner_as(const struct spin *s)
+{
+	int pipefd[2], pid;
+	char c;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct sched_param sp = { .sched_priority = s->prio };
+
+		close(pipefd[0]);
+		/* A test the harness kills for its timeout leaves no spinner. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (s->lo >= 0 && bind_range(0, s->lo, s->hi))
+			_exit(1);
+		if (s->nobody && become_nobody())
+			_exit(1);
+		if (s->policy && sched_setscheduler(0, s->policy, &sp))
+			_exit(1);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			;
+	}
+	close(pipefd[1]);
+	if (pid > 0 && (read(pipefd[0], &c, 1) != 1 || setpriority(PRIO_PROCESS, pid, s->nice))) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(pipefd[0]);
+	return pid;
+}
+
+/* A spinner at @nice bound to @cpu (anywhere if negative). */
+static inline int spinner(int cpu, int nice)
+{
+	struct spin s = { .lo = cpu, .hi = cpu, .nice = nice };
+
+	return spinner_as(&s);
+}
+
+static inline void stop(int pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/*
+ * @n spinners forked from CPU @from (fork placement starts them there),
+ * each then allowed CPUs @lo..@hi; their pids in @pids. This task's
+ * affinity is restored. 0, or -1 with none left running.
+ */
+static inline int spinners_from(int n, int from, int lo, int hi, int *pids)
+{
+	cpu_set_t mine;
+	int i, ret = 0;
+
+	if (n > MAX_SPINNERS || sched_getaffinity(0, sizeof(mine), &mine) || bind_cpu(0, from))
+		return -1;
+	for (i = 0; i < n; i++) {
+		pids[i] = spinner(from, 0);
+		if (pids[i] < 0 || bind_range(pids[i], lo, hi)) {
+			ret = -1;
+			break;
+		}
+	}
+	if (ret)
+		for (n = i + 1, i = 0; i < n; i++)
+			stop(pids[i]);
+	sched_setaffinity(0, sizeof(mine), &mine);
+	return ret;
+}
+
+/* Write @value to CPU @cpu's online file, waiting out EBUSY; 0 or -errno. */
+static inline int set_online(int cpu, const char *value)
+{
+	char path[PATH_LEN];
+	long end = now_ms() + HOTPLUG_WAIT_MS;
+	int ret;
+
+	snprintf(path, sizeof(path), CPU_DIR "cpu%d/online", cpu);
+	while ((ret = write_text(path, value)) == -EBUSY && now_ms() < end)
+		sleep_ms(20);
+	return ret;
+}
+
+/* Write to a file of the trace folder; 0 or -errno. */
+static inline int trace_write(const char *file, const char *text)
+{
+	char path[PATH_LEN];
+
+	snprintf(path, sizeof(path), TRACE_DIR "%s", file);
+	return write_text(path, text);
+}
+
+/* Mount tracefs if needed; 0 or -errno. */
+static inline int trace_ready(void)
+{
+	if (!access(TRACE_DIR "trace", F_OK))
+		return 0;
+	return mount("none", TRACE_DIR, "tracefs", 0, NULL) ? -errno : 0;
+}
+
+/* Record event @ev ("sched/sched_switch") or stop: @on 1 or 0. */
+static inline int trace_event(const char *ev, int on)
+{
+	char file[NAME_LEN * 4];
+
+	snprintf(file, sizeof(file), "events/%s/enable", ev);
+	return trace_write(file, on ? "1" : "0");
+}
+
+/* Empty the trace buffer and record. */
+static inline int trace_restart(void)
+{
+	int ret = trace_write("tracing_on", "0");
+
+	if (!ret)
+		ret = trace_write("trace", "");
+	if (!ret)
+		ret = trace_write("tracing_on", "1");
+	return ret;
+}
+
+/* The timestamp of a trace line in us; -1 when it has none. */
+static inline long long trace_us(const char *line)
+{
+	const char *p;
+
+	for (p = line; (p = strchr(p, ':')); p++) {
+		const char *q = p;
+
+		while (q > line && (isdigit((unsigned char)q[-1]) || q[-1] == '.'))
+			q--;
+		if (q < p && q > line && q[-1] == ' ' && strchr(q, '.') < p) {
+			long long s, us;
+
+			if (sscanf(q, "%lld.%lld", &s, &us) == 2)
+				return s * 1000000 + us;
+		}
+	}
+	return -1;
+}
+
+/* The CPU of a trace line ("[003]"); -1 when it has none. */
+static inline int trace_cpu(const char *line)
+{
+	const char *p = strchr(line, '[');
+
+	return p && isdigit((unsigned char)p[1]) ? atoi(p + 1) : -1;
+}
+
+/* Does @line hold "KEY=VAL " (a sched_switch field, say)? */
+static inline int trace_has(const char *line, const char *key, int val)
+{
+	char needle[64];
+
+	snprintf(needle, sizeof(needle), " %s=%d ", key, val);
+	return !!strstr(line, needle);
+}
+
+/*
+ * Two cpuset partitions (two root domains): p1 the first half of the
+ * online CPUs, p2 the rest, made root domains by turning the root
+ * cpuset's sched_load_balance off. The classes keep their idle marks per
+ * root domain, and a CPU learns of waiting work through its own's.
+ */
+#define CPUSET_MNT		"/tmp/cpuset"
+#define SPREAD_WINDOW_MS	500
+#define SPREAD_LIMIT_MS		8000
+#define SPREAD_BUSY_PCT		90	/* of a CPU per spinner */
+#define USER_HZ_MS		10
+
+static inline int cpuset_write(const char *file, const char *text)
+{
+	char path[PATH_LEN];
+
+	snprintf(path, sizeof(path), CPUSET_MNT "/%s", file);
+	return write_text(path, text);
+}
+
+static inline int partitions_make(int n)
+{
+	char mems[64], cpus[32];
+	int half = n / 2;
+
+	mkdir(CPUSET_MNT, 0755);
+	if (mount("cpuset", CPUSET_MNT, "cgroup", 0, "cpuset"))
+		return -errno;
+	if (mkdir(CPUSET_MNT "/p1", 0755) || mkdir(CPUSET_MNT "/p2", 0755) ||
+	    read_line(CPUSET_MNT "/cpuset.mems", mems, sizeof(mems)) ||
+	    cpuset_write("p1/cpuset.mems", mems) || cpuset_write("p2/cpuset.mems", mems))
+		return -EIO;
+	snprintf(cpus, sizeof(cpus), "0-%d", half - 1);
+	if (cpuset_write("p1/cpuset.cpus", cpus))
+		return -EIO;
+	snprintf(cpus, sizeof(cpus), "%d-%d", half, n - 1);
+	if (cpuset_write("p2/cpuset.cpus", cpus))
+		return -EIO;
+	return cpuset_write("cpuset.sched_load_balance", "0");
+}
+
+/* One root domain again; safe to call when nothing was made. */
+static inline void partitions_remove(void)
+{
+	cpuset_write("cpuset.sched_load_balance", "1");
+	rmdir(CPUSET_MNT "/p1");
+	rmdir(CPUSET_MNT "/p2");
+	umount(CPUSET_MNT);
+}
+
+/* Each CPU's idle time in USER_HZ ticks (/proc/stat), CPUs 0..@n-1. */
+static inline void idle_ticks(long long *idle, int n)
+{
+	char line[512];
+	FILE *f = fopen("/proc/stat", "r");
+	long long v[4];
+	int cpu;
+
+	memset(idle, 0, n * sizeof(*idle));
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu%d %lld %lld %lld %lld",
+			   &cpu, &v[0], &v[1], &v[2], &v[3]) == 5 && cpu >= 0 && cpu < n)
+			idle[cpu] = v[3];
+	fclose(f);
+}
+
+/*
+ * @count spinners forked on CPU @from, then allowed CPUs @lo..@hi: do
+ * they get @count CPUs' worth of time there (idle time under a tenth of a
+ * CPU per spinner over a half-second window) within 8 s? Time, not where
+ * each one ran: under a shared queue (MuQSS's rqshare) spinners change
+ * CPUs all the time. @busy: hundredths of CPUs they got in the last
+ * window; @ms: how long it took.
+ */
+static inline int spread(int count, int from, int lo, int hi, int *busy, long *ms)
+{
+	long long i0[MAX_SPINNERS], i1[MAX_SPINNERS], idle;
+	int pids[MAX_SPINNERS], i, ok = 0;
+	long t0 = now_ms(), w0, win;
+
+	*busy = 0;
+	*ms = 0;
+	if (hi >= MAX_SPINNERS || spinners_from(count, from, lo, hi, pids))
+		return 0;
+	while (!ok && *ms < SPREAD_LIMIT_MS) {
+		w0 = now_ms();
+		idle_ticks(i0, hi + 1);
+		sleep_ms(SPREAD_WINDOW_MS);
+		idle_ticks(i1, hi + 1);
+		win = now_ms() - w0;
+		*ms = now_ms() - t0;
+		for (idle = 0, i = lo; i <= hi; i++)
+			idle += i1[i] - i0[i];
+		*busy = ((hi - lo + 1) * win - idle * USER_HZ_MS) * 100 / win;
+		ok = *busy >= count * SPREAD_BUSY_PCT;
+	}
+	for (i = 0; i < count; i++)
+		stop(pids[i]);
+	return ok;
+}
+
+/*
+ * Metrics for the host, one JSON object a line, appended to the file that
+ * SCHED_TEST_METRICS names (nothing is written without it): each test runs
+ * in a child of its own, so a line is written whole in one write().
+ */
+static inline void metric(const char *test, const char *name, double value, const char *unit)
+{
+	const char *path = getenv("SCHED_TEST_METRICS");
+	char line[512];
+	int fd, len;
+
+	if (!path)
+		return;
+	len = snprintf(line, sizeof(line),
+		       "{\"test\": \"%s\", \"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\"}\n",
+		       test, name, value, unit);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, line, len) != len)
+		perror(path);
+	close(fd);
+}
+
+#include "kselftest_harness.h"
+
+/*
+ * 6.1's harness runs a test's body after its setup skipped it (later
+ * kernels return): every body of a fixture whose setup may skip starts
+ * with this.
+ */
+static inline int setup_skipped(struct __test_metadata *_metadata)
+{
+	return _metadata->skip;
+}
+
+#endif /* SCHED_TEST_H */
