@@ -1,14 +1,15 @@
 """The ULE class (sched=ule), in boots of the debug kernel on 2x4 (2x2 for
 the balance test, which keeps every vCPU busy):
 
-- ule_checks.sh: every normal task on ule with consistent ule.* lines in
-  /proc/<pid>/sched, a sleeper turns interactive and a spinner batch, the
+- ule_checks.c (kselftest harness), after class_generic's checks for ule
+  in the same boot: consistent ule.* lines in /proc/<pid>/sched for every
+  normal task, a sleeper turns interactive and a spinner batch, the
   kernel.sched_ule_* sysctls, nice, the ule tracepoints (band changes,
   idle steals), wakeup preemption, priority lending, and a dead child's
   run time reaching its parent (also from threads that outlive their
   leader, and charged to the parent's main thread when another thread
   forked it), and a new thread starting with its creator's whole history
-  at no charge to it;
+  at no charge to it; its measurements arrive as JSON lines;
 - class_stress.sh: a stress-ng storm and CPU offline/online under load;
 - sanity_checker.sh under sched=ule: the sanity checker finds ULE's
   waiting tasks (the script turns ULE's idle stealing and balancer off);
@@ -35,6 +36,7 @@ Every test that boots is marked "ule" (the CFS boot too: it is ULE's
 baseline and uses the same kernel); the others check this file's decoding
 on synthetic recordings and run anywhere (-m "not ule")."""
 
+import json
 import re
 from collections import Counter, defaultdict, namedtuple
 from types import SimpleNamespace
@@ -177,8 +179,28 @@ def run_script(guest, uleload, tmp_path_factory, script, sched, topology="2x4"):
 
 
 @pytest.fixture(scope="module")
-def checks_run(guest, uleload, tmp_path_factory):
-    return run_script(guest, uleload, tmp_path_factory, "ule_checks", "ule")
+def checks_run(guest, uleload, class_generic, tmp_path_factory):
+    """One sched=ule boot: class_generic's checks for ule, then
+    ule_checks.c's; the output of each is after its mark."""
+    out = tmp_path_factory.mktemp("ule-checks")
+    checks = build.guest_program("ule_checks")
+    return guest(f"echo '{GENERIC_MARK}'; {class_generic('ule', ['ule'])}; "
+                 f"echo '{CHECKS_MARK}'; ULELOAD={uleload} "
+                 f"SCHED_TEST_METRICS=/tmp/out/metrics.json {checks}",
+                 topology="2x4", cmdline="sched=ule", outdir=out, timeout=TIMEOUT)
+
+
+GENERIC_MARK, CHECKS_MARK = "# class_generic", "# ule_checks"
+# What ule_checks.c measures, (test, name) of its JSON lines.
+ULE_METRICS = {
+    ("sleeper_interactive_spinner_batch", "sleeper_score"),
+    ("sleeper_interactive_spinner_batch", "spinner_score"),
+    ("sub_tick_sleeper_interactive", "waited_ms"),
+    ("idle_cpus_steal_from_a_busy_one", "steals"),
+    ("wakeup_granularity_and_requeue", "late_med_us 20000"),
+    ("wakeup_granularity_and_requeue", "same_after_default_pct"),
+    ("reniced_running_spinner_keeps_its_slice", "median_wait_us"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +247,12 @@ def spinner_moves(b, since=0.0, limit=40):
 
 @ule
 def test_checks_in_guest(checks_run):
-    assert_tap(checks_run.output, "ule_checks.sh")
+    generic = checks_run.output.partition(GENERIC_MARK)[2].partition(CHECKS_MARK)[0]
+    assert_tap(generic, "class_generic under sched=ule")
+    assert_tap(checks_run.output.partition(CHECKS_MARK)[2], "ule_checks")
+    lines = (checks_run.outdir / "metrics.json").read_text().splitlines()
+    metrics = {(m["test"], m["name"]) for m in map(json.loads, lines)}
+    assert ULE_METRICS <= metrics, ULE_METRICS - metrics
 
 
 @ule
