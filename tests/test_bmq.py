@@ -1,15 +1,17 @@
 """The BMQ class (sched=bmq), in boots of the debug kernel:
 
-- bmq_checks.sh on 2x4 with a bad sched_timeslice=: every normal task on
-  bmq with consistent bmq.* lines in /proc/<pid>/sched, a sleeper boosted
-  and a spinner deboosted, strict levels between nice values, the
+- bmq_checks.c (kselftest harness) on 2x4 with a bad sched_timeslice=,
+  after class_generic's checks for bmq in the same boot: consistent
+  bmq.* lines in /proc/<pid>/sched, a sleeper boosted and a spinner
+  deboosted, strict levels between nice values, the
   kernel.sched_bmq_yield_type sysctl and what each type does to a
   yielder, the 4 ms slice kept (and reported by sched_rr_get_interval()
   to a jiffy), idle CPUs pulling queued spinners, the
   kernel.sched_bmq_wakeup_gran_us sysctl and what it does to a sleeper's
-  wait beside a spinner, no balancing between busy CPUs (Project C's
-  behaviour, pinned), and a waiting task's place kept across affinity
-  changes;
+  wait beside a spinner, HRTICK_BMQ, priority inheritance, exec, idle
+  kicks, no balancing between busy CPUs (Project C's behaviour, pinned),
+  a waiting task's place kept across affinity changes, two cpuset
+  partitions; its measurements arrive as JSON lines;
 - bmq_smt.sh on the smt preset with sched_timeslice=2: the 2 ms slice
   (sched_rr_get_interval() not 0),
   spinners placed on different cores and moved apart by the SMT active
@@ -19,6 +21,8 @@
 
 The selftest comparison with CFS is in test_selftests.py and the run-time
 switch in test_sched_select.py."""
+
+import json
 
 import pytest
 
@@ -36,16 +40,35 @@ def uleload():
     return build.guest_program("uleload")
 
 
+GENERIC_MARK, CHECKS_MARK = "# class_generic", "# bmq_checks"
+# What bmq_checks.c measures, (test, name) of its JSON lines.
+BMQ_METRICS = {
+    ("yield_types_beside_a_spinner", "2"), ("idle_cpus_pull_unpinned_spinners", "pulls"),
+    ("wakeup_gran", "wait_per_run_us_1s"), ("hrtick_ends_slices_on_time", "run_per_pick_us"),
+    ("idle_cpus_outside_the_affinity_are_not_kicked", "ipis"),
+}
+
+
 @pytest.fixture(scope="module")
-def checks_run(guest, uleload, tmp_path_factory):
+def checks_run(guest, uleload, class_generic, tmp_path_factory):
+    """One sched=bmq boot: class_generic's checks for bmq, then
+    bmq_checks.c's; the output of each is after its mark."""
     out = tmp_path_factory.mktemp("bmq-checks")
-    return guest(f"sh {GUEST_TESTS}/bmq_checks.sh /tmp/out {uleload} 4", topology="2x4",
+    checks = build.guest_program("bmq_checks")
+    return guest(f"echo '{GENERIC_MARK}'; {class_generic('bmq', ['bmq'])}; "
+                 f"echo '{CHECKS_MARK}'; ULELOAD={uleload} BMQ_SLICE_MS=4 "
+                 f"SCHED_TEST_METRICS=/tmp/out/metrics.json {checks}", topology="2x4",
                  cmdline="sched=bmq sched_timeslice=3", outdir=out, timeout=TIMEOUT)
 
 
 @bmq
 def test_checks_in_guest(checks_run):
-    assert_tap(checks_run.output, "bmq_checks.sh")
+    generic = checks_run.output.partition(GENERIC_MARK)[2].partition(CHECKS_MARK)[0]
+    assert_tap(generic, "class_generic under sched=bmq")
+    assert_tap(checks_run.output.partition(CHECKS_MARK)[2], "bmq_checks")
+    lines = (checks_run.outdir / "metrics.json").read_text().splitlines()
+    metrics = {(m["test"], m["name"]) for m in map(json.loads, lines)}
+    assert BMQ_METRICS <= metrics, BMQ_METRICS - metrics
 
 
 @bmq

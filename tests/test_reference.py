@@ -5,7 +5,7 @@ The suite may not ship Project C's patch and has no network, so the tool
 runs on a stand-in patch of ours (tests/data/reference-standin.patch: one
 comment line of kernel/sched/core.c) up to one compiled object; its
 fix-ups and configuration are checked on small trees. The real
-comparison (Project C's kernel booted, bmq_checks.sh on it) runs when
+comparison (Project C's kernel booted, bmq_checks.c on it) runs when
 SCHEDLAB_PRJC_PATCH names the patch, and is skipped with that hint
 otherwise."""
 
@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from schedlab import paths, reference, vm
+from schedlab import paths, reference, tap, vm
 from schedlab.paths import GUEST_TESTS
 from schedlab.reproduce.document import METADATA_KEYS, document, validate
 from schedlab.reproduce.experiments.class_bench import BMQ_THESIS
@@ -207,17 +207,20 @@ def prjc_kernel():
 
 @pytest.mark.bmq
 def test_bmq_checks_on_project_c(prjc_kernel, tmp_path):
-    """bmq_checks.sh on Project C's own kernel: it boots without a splat,
-    runs Project C (no kernel.sched_class), and every point runs or says
-    why it cannot be observed there; what differs from ours is bmq.rst's
-    table, not a failure of the suite."""
+    """bmq_checks.c on Project C's own kernel: it boots without a splat,
+    runs Project C (no kernel.sched_class), and every test runs or says
+    why it cannot be observed there (SKIP); what differs from ours is
+    bmq.rst's table, not a failure of the suite."""
     from schedlab import build
     uleload = build.guest_program("uleload")
-    res = vm.boot(f"sh {GUEST_TESTS}/bmq_checks.sh /tmp/out {uleload} 4", "2x4",
+    checks = build.guest_program("bmq_checks")
+    res = vm.boot(f"ULELOAD={uleload} BMQ_SLICE_MS=4 {checks}", "2x4",
                   "sched_timeslice=4", kernel=prjc_kernel, timeout=1200, outdir=tmp_path)
-    assert "# kernel: Project C original" in res.output
-    points = re.findall(r"^(?:not )?ok \d+ ", res.output, re.M)
-    assert len(points) == 42, res.output[-3000:]
+    assert "kernel: Project C original: sched/bmq: BMQ CPU Scheduler" in res.output
+    parsed = tap.parse(res.output)
+    assert parsed.plan and len(parsed.top()) == parsed.plan, res.output[-3000:]
+    skipped = {p.name for p in parsed.top() if p.skipped}
+    assert {"bmq.slice_within_sched_timeslice", "bmq.wakeup_gran_knob"} <= skipped
 
 
 # -- class_bench.sh on a kernel without kernel.sched_class ------------------

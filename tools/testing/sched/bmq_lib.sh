@@ -1,4 +1,4 @@
-# Helpers of the BMQ guest tests (bmq_checks.sh, bmq_smt.sh); source
+# Helpers of the BMQ guest test bmq_smt.sh; source
 # after tap.sh and ule_lib.sh (now_cs, cpu_ns, wait_line, events_on).
 
 # ORIGINAL=1 on Project C's original BMQ (6.1 with its patch, which

@@ -31,7 +31,6 @@
 #define ISO_CPU_KNOB		SYSCTL_DIR "sched_muqss_iso_cpu"
 #define YIELD_KNOB		SYSCTL_DIR "sched_muqss_yield_type"
 #define RQSHARE_KNOB		SYSCTL_DIR "sched_muqss_rqshare"
-#define MAX_TRACKED		8
 #define KNOB_LEN		32
 
 /*
@@ -42,29 +41,10 @@
  */
 #define HOME_CPU		(MUQSS_CPUS - 1)
 
-/* The spinners a test started, stopped whatever way it ends. */
-struct kids {
-	int pids[MAX_TRACKED];
-	int n;
-};
-
 FIXTURE(muqss) {
 	struct kids kids;
 	char iso_cpu[KNOB_LEN], yield[KNOB_LEN], rqshare[KNOB_LEN];
 };
-
-static int track(struct kids *k, int pid)
-{
-	if (pid > 0 && k->n < MAX_TRACKED)
-		k->pids[k->n++] = pid;
-	return pid;
-}
-
-static void stop_all(struct kids *k)
-{
-	while (k->n)
-		stop(k->pids[--k->n]);
-}
 
 FIXTURE_SETUP(muqss)
 {

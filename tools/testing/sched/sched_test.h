@@ -19,7 +19,9 @@
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
+#include <libgen.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,6 +462,147 @@ static inline int trace_has(const char *line, const char *key, int val)
 
 	snprintf(needle, sizeof(needle), " %s=%d ", key, val);
 	return !!strstr(line, needle);
+}
+
+#define POLL_MS			100
+#define MAX_KIDS		8
+
+/*
+ * The workload program (uleload.c): $ULELOAD, or the uleload beside this
+ * program.
+ */
+static inline const char *uleload_path(void)
+{
+	static char path[PATH_LEN];
+	const char *env = getenv("ULELOAD");
+	char self[PATH_LEN];
+	ssize_t n;
+
+	if (path[0])
+		return path;
+	if (env) {
+		snprintf(path, sizeof(path), "%s", env);
+		return path;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		snprintf(path, sizeof(path), "%s/uleload", dirname(self));
+	}
+	return path;
+}
+
+/*
+ * Start "uleload ARGS..." (a NULL-terminated list) on CPUs @lo..@hi (@lo
+ * negative: anywhere) at @nice, its output to @out (NULL: nowhere).
+ */
+static inline int load(const char *out, int lo, int hi, int nice, ...)
+{
+	const char *argv[16] = { "uleload" };
+	va_list ap;
+	int argc = 1, pid;
+
+	va_start(ap, nice);
+	while (argc < 15 && (argv[argc] = va_arg(ap, const char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+			_exit(126);
+		if (lo >= 0 && bind_range(0, lo, hi))
+			_exit(126);
+		if (nice && setpriority(PRIO_PROCESS, 0, nice))
+			_exit(126);
+		execv(uleload_path(), (char * const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Has the task of /proc/@pid exec'd uleload? Before, its state is our fork's. */
+static inline bool runs_uleload(int pid)
+{
+	char path[PATH_LEN], comm[NAME_LEN];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	return !read_line(path, comm, sizeof(comm)) && !strcmp(comm, "uleload");
+}
+
+/* Wait up to @ms for a line of @file that starts with @word; the rest of it. */
+static inline bool wait_line(const char *file, const char *word, long ms, char *rest, size_t len)
+{
+	long end = now_ms() + ms;
+	size_t wlen = strlen(word);
+	char line[512];
+
+	do {
+		FILE *f = fopen(file, "r");
+
+		while (f && fgets(line, sizeof(line), f)) {
+			if (strncmp(line, word, wlen) || line[wlen] != ' ')
+				continue;
+			snprintf(rest, len, "%.*s", (int)strcspn(line + wlen + 1, "\n"),
+				 line + wlen + 1);
+			fclose(f);
+			return true;
+		}
+		if (f)
+			fclose(f);
+		sleep_ms(POLL_MS);
+	} while (now_ms() < end);
+	return false;
+}
+
+/* How many lines of @file start with @word. */
+static inline int count_lines(const char *file, const char *word)
+{
+	char line[512];
+	FILE *f = fopen(file, "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += !strncmp(line, word, strlen(word));
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* How many lines of the trace hold every one of @a, @b and @c. */
+static inline int trace_count(const char *a, const char *b, const char *c)
+{
+	char line[1024];
+	FILE *f = fopen(TRACE_DIR "trace", "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, a) && (!b || strstr(line, b)) && (!c || strstr(line, c));
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* The children a test started, stopped whatever way it ends. */
+struct kids {
+	int pids[MAX_KIDS];
+	int n;
+};
+
+static inline int track(struct kids *k, int pid)
+{
+	if (pid > 0 && k->n < MAX_KIDS)
+		k->pids[k->n++] = pid;
+	return pid;
+}
+
+static inline void stop_all(struct kids *k)
+{
+	while (k->n)
+		stop(k->pids[--k->n]);
 }
 
 /*

@@ -26,8 +26,6 @@
  */
 #include "sched_test.h"
 #include <dirent.h>
-#include <libgen.h>
-#include <stdbool.h>
 
 #define ULE_CPUS		8	/* the 2x4 guest */
 #define ULE_DIR			SYSCTL_DIR "sched_ule_"
@@ -37,8 +35,6 @@
 #define CFS_GRAN		"/sys/kernel/debug/sched/wakeup_granularity_ns"
 #define PF_KTHREAD		0x00200000
 #define STAT_FLAGS		9
-#define POLL_MS			100
-#define MAX_KIDS		8
 
 /* FreeBSD's priority bands as ULE's lines give them. */
 #define PRI_KERNEL_MIN		80
@@ -146,66 +142,6 @@ static const char *queue_of(long prio)
 	return prio <= PRI_BATCH_MAX ? "timeshare" : "idle";
 }
 
-static char uleload_path[PATH_LEN];
-
-static void __attribute__((constructor)) find_uleload(void)
-{
-	char self[PATH_LEN];
-	const char *env = getenv("ULELOAD");
-	ssize_t n;
-
-	if (env) {
-		snprintf(uleload_path, sizeof(uleload_path), "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	snprintf(uleload_path, sizeof(uleload_path), "%s/uleload", dirname(self));
-}
-
-/*
- * Start "uleload ARGS..." (a NULL-terminated list) on CPUs @lo..@hi (@lo
- * negative: anywhere) at @nice, its output to @out (NULL: nowhere).
- */
-static int load(const char *out, int lo, int hi, int nice, ...)
-{
-	const char *argv[16] = { "uleload" };
-	va_list ap;
-	int argc = 1, pid;
-
-	va_start(ap, nice);
-	while (argc < 15 && (argv[argc] = va_arg(ap, const char *)))
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	pid = fork();
-	if (pid == 0) {
-		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
-			_exit(126);
-		if (lo >= 0 && bind_range(0, lo, hi))
-			_exit(126);
-		if (nice && setpriority(PRIO_PROCESS, 0, nice))
-			_exit(126);
-		execv(uleload_path, (char * const *)argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Has the task of /proc/@pid exec'd uleload? Before, its state is our fork's. */
-static bool runs_uleload(int pid)
-{
-	char path[PATH_LEN], comm[NAME_LEN];
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	return !read_line(path, comm, sizeof(comm)) && !strcmp(comm, "uleload");
-}
-
 /*
  * Poll until uleload task @pid is in @queue at a priority in @lo..@hi,
  * for at most @limit_ms after @start_ms; @waited_ms: how long it took.
@@ -224,59 +160,6 @@ static bool wait_ule(int pid, const char *queue, long lo, long hi, long start_ms
 	}
 }
 
-/* Wait up to @ms for a line of @file that starts with @word; the rest of it. */
-static bool wait_line(const char *file, const char *word, long ms, char *rest, size_t len)
-{
-	long end = now_ms() + ms;
-	size_t wlen = strlen(word);
-	char line[512];
-
-	do {
-		FILE *f = fopen(file, "r");
-
-		while (f && fgets(line, sizeof(line), f)) {
-			if (strncmp(line, word, wlen) || line[wlen] != ' ')
-				continue;
-			snprintf(rest, len, "%.*s", (int)strcspn(line + wlen + 1, "\n"),
-				 line + wlen + 1);
-			fclose(f);
-			return true;
-		}
-		if (f)
-			fclose(f);
-		sleep_ms(POLL_MS);
-	} while (now_ms() < end);
-	return false;
-}
-
-/* How many lines of @file start with @word. */
-static int count_lines(const char *file, const char *word)
-{
-	char line[512];
-	FILE *f = fopen(file, "r");
-	int n = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		n += !strncmp(line, word, strlen(word));
-	if (f)
-		fclose(f);
-	return n;
-}
-
-/* How many lines of the trace hold every one of @a, @b and @c. */
-static int trace_count(const char *a, const char *b, const char *c)
-{
-	char line[1024];
-	FILE *f = fopen(TRACE_DIR "trace", "r");
-	int n = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		n += strstr(line, a) && (!b || strstr(line, b)) && (!c || strstr(line, c));
-	if (f)
-		fclose(f);
-	return n;
-}
-
 static int knob_num(const char *path)
 {
 	char val[64];
@@ -290,29 +173,11 @@ static const char * const saved_knobs[] = {
 	"preempt_thresh", "always_steal", "wakeup_gran_us", "strict",
 };
 
-struct kids {
-	int pids[MAX_KIDS];
-	int n;
-};
-
 FIXTURE(ule) {
 	struct kids kids;
 	char knobs[ARRAY_SIZE(saved_knobs)][NAME_LEN];
 	char out[PATH_LEN];
 };
-
-static int track(struct kids *k, int pid)
-{
-	if (pid > 0 && k->n < MAX_KIDS)
-		k->pids[k->n++] = pid;
-	return pid;
-}
-
-static void stop_all(struct kids *k)
-{
-	while (k->n)
-		stop(k->pids[--k->n]);
-}
 
 /* A file for a workload's output, in the folder of this test. */
 static const char *out_file(const char *dir, const char *name)
@@ -343,8 +208,8 @@ FIXTURE_SETUP(ule)
 		SKIP(return, "normal tasks are not on ule");
 	if (online_cpus() < ULE_CPUS)
 		SKIP(return, "%d CPUs online, these checks want the 2x4 guest", online_cpus());
-	if (access(uleload_path, X_OK))
-		SKIP(return, "no uleload at %.200s (ULELOAD=)", uleload_path);
+	if (access(uleload_path(), X_OK))
+		SKIP(return, "no uleload at %.200s (ULELOAD=)", uleload_path());
 	for (i = 0; i < ARRAY_SIZE(saved_knobs); i++) {
 		snprintf(path, sizeof(path), ULE_DIR "%s", saved_knobs[i]);
 		ASSERT_EQ(0, read_line(path, self->knobs[i], NAME_LEN));
@@ -1033,7 +898,7 @@ static void exit_history(struct __test_metadata *_metadata, struct kids *kids,
 	int parent, child = 0, i;
 	struct ule u;
 
-	snprintf(script, sizeof(script), "sleep 4; %s %s >/dev/null; sleep 5; :", uleload_path,
+	snprintf(script, sizeof(script), "sleep 4; %s %s >/dev/null; sleep 5; :", uleload_path(),
 		 args);
 	parent = busy_creator_forks(script, kids);
 	ASSERT_LT(0, parent);
