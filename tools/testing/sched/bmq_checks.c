@@ -27,7 +27,6 @@
  * BMQ_SLICE_MS is the booted sched_timeslice= (default 4).
  */
 #include "sched_test.h"
-#include <dirent.h>
 
 #define BMQ_CPUS		8	/* the 2x4 guest */
 #define OURS_YIELD		SYSCTL_DIR "sched_bmq_yield_type"
@@ -262,49 +261,37 @@ TEST_F(bmq, kernel_runs_bmq)
  */
 TEST_F(bmq, every_task_has_consistent_bmq_lines)
 {
-	int normal = 0, kthreads = 0, bad = 0;
+	static int ids[MAX_TASKS][2];
+	int normal = 0, kthreads = 0, bad = 0, n, i;
 	long max_slice = slice_max_us(slice_ms());
-	struct dirent *pe, *te;
-	DIR *proc, *tasks;
 
 	if (setup_skipped(_metadata))
 		return;
-	proc = opendir("/proc");
-	ASSERT_NE(NULL, proc);
-	while ((pe = readdir(proc))) {
-		char dir[PATH_LEN];
-		int pid = atoi(pe->d_name);
+	n = list_tasks(ids, MAX_TASKS);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++) {
+		int pid = ids[i][0], tid = ids[i][1];
+		long long flags;
+		struct bmq b;
+		long lo;
+		bool ok;
 
-		if (pid <= 0)
+		if (bmq_read(pid, tid, &b))
 			continue;
-		snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
-		tasks = opendir(dir);
-		while (tasks && (te = readdir(tasks))) {
-			int tid = atoi(te->d_name);
-			long lo;
-			bool ok;
-			struct bmq b;
-
-			if (tid <= 0 || bmq_read(pid, tid, &b))
-				continue;
-			if (b.policy != SCHED_OTHER && b.policy != SCHED_BATCH &&
-			    b.policy != SCHED_IDLE)
-				continue;
-			normal++;
-			kthreads += !!(task_stat_num(tid, STAT_FLAGS) & PF_KTHREAD);
-			lo = b.policy == SCHED_OTHER ? -MAX_BOOST : 0;
-			ok = between(b.boost, lo, MAX_BOOST);
-			if (!original())
-				ok = ok && between(b.prio, 100, 139) &&
-				     b.level == (b.prio - 100 + MAX_BOOST + b.boost) / 2 &&
-				     between(b.slice, -1000000, max_slice);
-			if (!ok && bad++ < 20)
-				TH_LOG("%d/%d: %s", pid, tid, bmq_state(&b));
-		}
-		if (tasks)
-			closedir(tasks);
+		if (b.policy != SCHED_OTHER && b.policy != SCHED_BATCH && b.policy != SCHED_IDLE)
+			continue;
+		normal++;
+		flags = task_stat_num(tid, STAT_FLAGS);
+		kthreads += flags > 0 && (flags & PF_KTHREAD);
+		lo = b.policy == SCHED_OTHER ? -MAX_BOOST : 0;
+		ok = between(b.boost, lo, MAX_BOOST);
+		if (!original())
+			ok = ok && between(b.prio, 100, 139) &&
+			     b.level == (b.prio - 100 + MAX_BOOST + b.boost) / 2 &&
+			     between(b.slice, -1000000, max_slice);
+		if (!ok && bad++ < 20)
+			TH_LOG("%d/%d: %s", pid, tid, bmq_state(&b));
 	}
-	closedir(proc);
 	TH_LOG("%d normal-policy tasks, %d kernel threads%s", normal, kthreads,
 	       original() ? " (boost from stat; level and slice not exported)" : "");
 	EXPECT_LT(0, kthreads);
@@ -1118,23 +1105,6 @@ TEST_F_TIMEOUT(bmq, affinity_flips_keep_a_waiting_tasks_turn, 60)
 	EXPECT_TRUE(total > 0 && ms[2] * 100 / total >= 20);
 }
 
-/*
- * Two cpuset partitions: in each, spinners forked on its first CPU get
- * its CPUs; the same after a switch to cfs and back; then, the
- * partitions gone, one spinner per CPU from CPU 0 keeps every CPU busy.
- */
-static void both_partitions(struct __test_metadata *_metadata, const char *when)
-{
-	int n = online_cpus(), half = n / 2, busy1, busy2, ok1, ok2;
-	long ms1, ms2;
-
-	ok1 = spread(half, 0, 0, half - 1, &busy1, &ms1);
-	ok2 = spread(n - half, half, half, n - 1, &busy2, &ms2);
-	TH_LOG("%s: p1 %d %% after %ld ms, p2 %d %% after %ld ms", when, busy1, ms1, busy2, ms2);
-	EXPECT_TRUE(ok1) TH_LOG("p1's %d spinners did not get its CPUs within 8 s", half);
-	EXPECT_TRUE(ok2) TH_LOG("p2's %d spinners did not get its CPUs within 8 s", n - half);
-}
-
 FIXTURE(partitions) {
 	int made;
 };
@@ -1161,7 +1131,7 @@ TEST_F_TIMEOUT(partitions, two_root_domains, 60)
 {
 	if (setup_skipped(_metadata))
 		return;
-	both_partitions(_metadata, "two root domains");
+	spread_in_both_partitions(_metadata, "two_root_domains");
 }
 
 TEST_F_TIMEOUT(partitions, two_root_domains_after_a_switch, 60)
@@ -1172,21 +1142,16 @@ TEST_F_TIMEOUT(partitions, two_root_domains_after_a_switch, 60)
 		SKIP(return, "no kernel.sched_class on Project C");
 	ASSERT_EQ(0, switch_class("cfs"));
 	ASSERT_EQ(0, switch_class("bmq"));
-	both_partitions(_metadata, "after a switch to cfs and back");
+	spread_in_both_partitions(_metadata, "after_a_switch");
 }
 
 TEST_F_TIMEOUT(partitions, one_root_domain_again, 60)
 {
-	int n = online_cpus(), busy, ok;
-	long ms;
-
 	if (setup_skipped(_metadata))
 		return;
 	partitions_remove();
 	self->made = 0;
-	ok = spread(n, 0, 0, n - 1, &busy, &ms);
-	TH_LOG("%d spinners from CPU 0: %d %% after %ld ms", n, busy, ms);
-	EXPECT_TRUE(ok);
+	spread_over_every_cpu(_metadata);
 }
 
 TEST_HARNESS_MAIN

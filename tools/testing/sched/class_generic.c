@@ -25,7 +25,6 @@
  * list (6.1's harness has no -v filter).
  */
 #include "sched_test.h"
-#include <dirent.h>
 #include <sys/mman.h>
 
 #define LOG_WAIT_MS		2000
@@ -203,54 +202,37 @@ TEST_F(cls, this_task_and_kthreadd_run_on_it)
  */
 TEST_F(cls, every_normal_task_runs_on_it)
 {
-	int normal = 0, others = 0, bad = 0;
-	struct dirent *pe, *te;
-	DIR *proc, *tasks;
+	static int ids[MAX_TASKS][2];
+	int normal = 0, others = 0, bad = 0, n, i;
 
 	if (setup_skipped(_metadata))
 		return;
-	proc = opendir("/proc");
-	ASSERT_NE(NULL, proc);
-	while ((pe = readdir(proc))) {
-		char dir[PATH_LEN];
-		int pid = atoi(pe->d_name);
+	n = list_tasks(ids, MAX_TASKS);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++) {
+		char path[PATH_LEN], cls[NAME_LEN], state;
+		int pid = ids[i][0], tid = ids[i][1], policy;
 
-		if (pid <= 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/sched", pid, tid);
+		if (task_state(pid, tid, &state, &policy) ||
+		    sched_field(path, "class", cls, sizeof(cls)))
+			continue;	/* gone meanwhile */
+		if (state == 'Z' || state == 'X')
 			continue;
-		snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
-		tasks = opendir(dir);
-		if (!tasks)
-			continue;
-		while ((te = readdir(tasks))) {
-			char path[PATH_LEN], cls[NAME_LEN], state;
-			int tid = atoi(te->d_name), policy;
-
-			if (tid <= 0)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/sched", pid, tid);
-			if (task_state(pid, tid, &state, &policy) ||
-			    sched_field(path, "class", cls, sizeof(cls)))
-				continue;	/* gone meanwhile */
-			if (state == 'Z' || state == 'X')
-				continue;
-			if (policy == SCHED_OTHER || policy == SCHED_BATCH ||
-			    policy == SCHED_IDLE) {
-				normal++;
-				if (strcmp(cls, variant->name)) {
-					bad++;
-					TH_LOG("%d/%d: policy %d on %s", pid, tid, policy, cls);
-				}
-			} else {
-				others++;
-				if (strcmp(cls, "rt") && strcmp(cls, "dl") && strcmp(cls, "stop")) {
-					bad++;
-					TH_LOG("%d/%d: policy %d on %s", pid, tid, policy, cls);
-				}
+		if (policy == SCHED_OTHER || policy == SCHED_BATCH || policy == SCHED_IDLE) {
+			normal++;
+			if (strcmp(cls, variant->name)) {
+				bad++;
+				TH_LOG("%d/%d: policy %d on %s", pid, tid, policy, cls);
+			}
+		} else {
+			others++;
+			if (strcmp(cls, "rt") && strcmp(cls, "dl") && strcmp(cls, "stop")) {
+				bad++;
+				TH_LOG("%d/%d: policy %d on %s", pid, tid, policy, cls);
 			}
 		}
-		closedir(tasks);
 	}
-	closedir(proc);
 	TH_LOG("%d normal-policy tasks, %d realtime or deadline tasks", normal, others);
 	EXPECT_LT(0, normal);
 	EXPECT_EQ(0, bad);

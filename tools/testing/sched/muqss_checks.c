@@ -1216,25 +1216,6 @@ TEST_F(moved, task_whose_cpu_is_taken_away_runs_at_once)
 	EXPECT_LE(2, cpu);
 }
 
-/*
- * Two cpuset partitions: in each, spinners forked on its first CPU get
- * its CPUs; the same after a switch to cfs and back (the marks are
- * reseeded in each root domain); then, the partitions gone, one spinner
- * per CPU from CPU 0 keeps every CPU busy (the marks moved back).
- */
-static void both_partitions(struct __test_metadata *_metadata, const char *when)
-{
-	int n = online_cpus(), half = n / 2, busy1, busy2, ok1, ok2;
-	long ms1, ms2;
-
-	ok1 = spread(half, 0, 0, half - 1, &busy1, &ms1);
-	ok2 = spread(n - half, half, half, n - 1, &busy2, &ms2);
-	TH_LOG("%s: p1 %d %% after %ld ms, p2 %d %% after %ld ms", when, busy1, ms1, busy2, ms2);
-	metric("partitions", when, ms1 > ms2 ? ms1 : ms2, "ms");
-	EXPECT_TRUE(ok1) TH_LOG("p1's %d spinners did not get its CPUs within 8 s", half);
-	EXPECT_TRUE(ok2) TH_LOG("p2's %d spinners did not get its CPUs within 8 s", n - half);
-}
-
 FIXTURE(partitions) {
 	int made;
 };
@@ -1260,7 +1241,7 @@ TEST_F_TIMEOUT(partitions, two_root_domains, 60)
 {
 	if (setup_skipped(_metadata))
 		return;
-	both_partitions(_metadata, "two_root_domains");
+	spread_in_both_partitions(_metadata, "two_root_domains");
 }
 
 TEST_F_TIMEOUT(partitions, two_root_domains_after_a_switch, 60)
@@ -1269,22 +1250,16 @@ TEST_F_TIMEOUT(partitions, two_root_domains_after_a_switch, 60)
 		return;
 	ASSERT_EQ(0, switch_class("cfs"));
 	ASSERT_EQ(0, switch_class("muqss"));
-	both_partitions(_metadata, "after_a_switch");
+	spread_in_both_partitions(_metadata, "after_a_switch");
 }
 
 TEST_F_TIMEOUT(partitions, one_root_domain_again, 60)
 {
-	int n = online_cpus(), busy, ok;
-	long ms;
-
 	if (setup_skipped(_metadata))
 		return;
 	partitions_remove();
 	self->made = 0;
-	ok = spread(n, 0, 0, n - 1, &busy, &ms);
-	metric("partitions", "one_root_domain_again", ms, "ms");
-	TH_LOG("%d spinners from CPU 0: %d %% after %ld ms", n, busy, ms);
-	EXPECT_TRUE(ok);
+	spread_over_every_cpu(_metadata);
 }
 
 TEST_HARNESS_MAIN

@@ -14,6 +14,7 @@
 
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -206,6 +207,40 @@ static inline long long run_delay_ns(int pid)
 	if (read_line(path, buf, sizeof(buf)) || sscanf(buf, "%lld %lld", &run, &delay) != 2)
 		return -1;
 	return delay;
+}
+
+#define MAX_TASKS		16384
+
+/*
+ * Every task (thread) of the system as (pid, tid) pairs in @ids, at most
+ * @max; how many, or -errno when /proc cannot be read.
+ */
+static inline int list_tasks(int (*ids)[2], int max)
+{
+	struct dirent *pe, *te;
+	DIR *proc = opendir("/proc"), *tasks;
+	char dir[PATH_LEN];
+	int n = 0;
+
+	if (!proc)
+		return -errno;
+	while (n < max && (pe = readdir(proc))) {
+		int pid = atoi(pe->d_name);
+
+		if (pid <= 0)
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+		tasks = opendir(dir);
+		while (tasks && n < max && (te = readdir(tasks))) {
+			ids[n][0] = pid;
+			ids[n][1] = atoi(te->d_name);
+			n += ids[n][1] > 0;
+		}
+		if (tasks)
+			closedir(tasks);
+	}
+	closedir(proc);
+	return n;
 }
 
 /* The whole kernel log, NUL-terminated, to free(); NULL on failure. */
@@ -742,6 +777,37 @@ static inline void metric(const char *test, const char *name, double value, cons
 static inline int setup_skipped(struct __test_metadata *_metadata)
 {
 	return _metadata->skip;
+}
+
+/*
+ * In each of the two partitions, spinners forked on its first CPU get its
+ * CPUs (the marks of each root domain tell its idle CPUs); @when names
+ * the case in the log and the metrics.
+ */
+static inline void spread_in_both_partitions(struct __test_metadata *_metadata,
+					     const char *when)
+{
+	int n = online_cpus(), half = n / 2, busy1, busy2, ok1, ok2;
+	long ms1, ms2;
+
+	ok1 = spread(half, 0, 0, half - 1, &busy1, &ms1);
+	ok2 = spread(n - half, half, half, n - 1, &busy2, &ms2);
+	TH_LOG("%s: p1 %d %% after %ld ms, p2 %d %% after %ld ms", when, busy1, ms1, busy2, ms2);
+	metric("partitions", when, ms1 > ms2 ? ms1 : ms2, "ms");
+	EXPECT_TRUE(ok1) TH_LOG("p1's %d spinners did not get its CPUs within 8 s", half);
+	EXPECT_TRUE(ok2) TH_LOG("p2's %d spinners did not get its CPUs within 8 s", n - half);
+}
+
+/* The partitions gone, one spinner per CPU from CPU 0 keeps every CPU busy. */
+static inline void spread_over_every_cpu(struct __test_metadata *_metadata)
+{
+	int n = online_cpus(), busy, ok;
+	long ms;
+
+	ok = spread(n, 0, 0, n - 1, &busy, &ms);
+	metric("partitions", "one_root_domain_again", ms, "ms");
+	TH_LOG("%d spinners from CPU 0: %d %% after %ld ms", n, busy, ms);
+	EXPECT_TRUE(ok);
 }
 
 #endif /* SCHED_TEST_H */

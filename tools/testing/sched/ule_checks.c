@@ -244,70 +244,49 @@ FIXTURE_TEARDOWN(ule)
  */
 TEST_F(ule, every_task_has_consistent_ule_lines)
 {
-	int normal = 0, kthreads = 0, spent = 0, bad = 0;
+	static int ids[MAX_TASKS][2];
+	int normal = 0, kthreads = 0, spent = 0, bad = 0, n, i;
 	long max_slice = knob_num(ULE_DIR "slice_us");
-	struct dirent *pe, *te;
-	DIR *proc, *tasks;
 
 	if (setup_skipped(_metadata))
 		return;
-	proc = opendir("/proc");
-	ASSERT_NE(NULL, proc);
-	while ((pe = readdir(proc))) {
-		char dir[PATH_LEN];
-		int pid = atoi(pe->d_name);
+	n = list_tasks(ids, MAX_TASKS);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++) {
+		int pid = ids[i][0], tid = ids[i][1];
+		long lo = PRI_INTERACT_MIN, hi = PRI_IDLE_MAX, flags;
+		struct ule u;
 
-		if (pid <= 0)
+		if (ule_read(pid, tid, &u))
 			continue;
-		snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
-		tasks = opendir(dir);
-		while (tasks && (te = readdir(tasks))) {
-			int tid = atoi(te->d_name);
-			long lo = PRI_INTERACT_MIN, hi = PRI_IDLE_MAX, flags;
-			char path[PATH_LEN * 2], buf[1024];
-			const char *fl;
-			struct ule u;
-
-			if (tid <= 0 || ule_read(pid, tid, &u))
-				continue;
-			snprintf(path, sizeof(path), "%s/%d/stat", dir, tid);
-			if (read_line(path, buf, sizeof(buf)))
-				continue;
-			fl = stat_field(buf, STAT_FLAGS);
-			if (!fl)
-				continue;
-			if (u.policy != SCHED_OTHER && u.policy != SCHED_BATCH &&
-			    u.policy != SCHED_IDLE)
-				continue;
-			normal++;
-			flags = atol(fl);
-			if (flags & PF_KTHREAD) {
-				kthreads++;
-				/*
-				 * The kernel band until a whole slice without
-				 * sleeping; then what its history gives, until
-				 * it next wakes.
-				 */
-				lo = PRI_KERNEL_MIN;
-				hi = PRI_BATCH_MAX;
-				spent += in_range(u.prio, PRI_INTERACT_MIN, PRI_BATCH_MAX);
-			}
-			if (u.policy == SCHED_IDLE) {
-				lo = PRI_IDLE_MIN;
-				hi = PRI_IDLE_MAX;
-			}
-			if (in_range(u.prio, lo, hi) && !strcmp(u.queue, queue_of(u.prio)) &&
-			    in_range(u.score, 0, 100) && in_range(u.cpu_pct, 0, 100) &&
-			    in_range(u.slice, 0, max_slice) && u.runtime != UNSET &&
-			    u.slptime != UNSET)
-				continue;
-			if (bad++ < 20)
-				TH_LOG("%d/%d: %s", pid, tid, ule_state(&u));
+		flags = task_stat_num(tid, STAT_FLAGS);
+		if (flags < 0)
+			continue;
+		if (u.policy != SCHED_OTHER && u.policy != SCHED_BATCH && u.policy != SCHED_IDLE)
+			continue;
+		normal++;
+		if (flags & PF_KTHREAD) {
+			kthreads++;
+			/*
+			 * The kernel band until a whole slice without
+			 * sleeping; then what its history gives, until it
+			 * next wakes.
+			 */
+			lo = PRI_KERNEL_MIN;
+			hi = PRI_BATCH_MAX;
+			spent += in_range(u.prio, PRI_INTERACT_MIN, PRI_BATCH_MAX);
 		}
-		if (tasks)
-			closedir(tasks);
+		if (u.policy == SCHED_IDLE) {
+			lo = PRI_IDLE_MIN;
+			hi = PRI_IDLE_MAX;
+		}
+		if (in_range(u.prio, lo, hi) && !strcmp(u.queue, queue_of(u.prio)) &&
+		    in_range(u.score, 0, 100) && in_range(u.cpu_pct, 0, 100) &&
+		    in_range(u.slice, 0, max_slice) && u.runtime != UNSET && u.slptime != UNSET)
+			continue;
+		if (bad++ < 20)
+			TH_LOG("%d/%d: %s", pid, tid, ule_state(&u));
 	}
-	closedir(proc);
 	TH_LOG("%d normal-policy tasks, %d kernel threads, %d of them above the kernel band",
 	       normal, kthreads, spent);
 	EXPECT_LT(0, kthreads);
