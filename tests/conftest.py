@@ -1,6 +1,7 @@
 """Host-side test driver: builds the debug kernel once per session and
 boots it under QEMU for the guest tests (see README.md, "Tests")."""
 
+import json
 import os
 
 import pytest
@@ -57,6 +58,35 @@ def class_generic():
             env += f" CLASS_GENERIC_CLASSES={','.join(classes)}"
         return f"{env} {program}"
     return command
+
+
+GENERIC_MARK, CHECKS_MARK = "# class_generic", "# class checks"
+
+
+@pytest.fixture(scope="session")
+def class_checks(guest, class_generic, tmp_path_factory):
+    """run(cls, env="", cmdline=""): one 2x4 boot with sched=CLS (and
+    CMDLINE) that runs class_generic's checks for CLS, then CLS_checks.c
+    with ENV and its metrics file in the boot's outdir."""
+    def run(cls, env="", cmdline="", timeout=600):
+        out = tmp_path_factory.mktemp(f"{cls}-checks")
+        checks = build.guest_program(f"{cls}_checks")
+        return guest(f"echo '{GENERIC_MARK}'; {class_generic(cls, [cls])}; "
+                     f"echo '{CHECKS_MARK}'; {env} SCHED_TEST_METRICS=/tmp/out/metrics.json "
+                     f"{checks}", topology="2x4", cmdline=f"sched={cls} {cmdline}".strip(),
+                     outdir=out, timeout=timeout)
+    return run
+
+
+def assert_class_checks(res, cls, metrics):
+    """Both programs of a class_checks boot passed, and CLS_checks wrote
+    every (test, name) of METRICS."""
+    generic = res.output.partition(GENERIC_MARK)[2].partition(CHECKS_MARK)[0]
+    assert_tap(generic, f"class_generic under sched={cls}")
+    assert_tap(res.output.partition(CHECKS_MARK)[2], f"{cls}_checks")
+    lines = (res.outdir / "metrics.json").read_text().splitlines()
+    got = {(m["test"], m["name"]) for m in map(json.loads, lines)}
+    assert metrics <= got, metrics - got
 
 
 @pytest.fixture(scope="session")

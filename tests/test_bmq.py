@@ -22,13 +22,13 @@
 The selftest comparison with CFS is in test_selftests.py and the run-time
 switch in test_sched_select.py."""
 
-import json
-
 import pytest
 
 from schedlab import build
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
+
+from conftest import assert_class_checks
 
 TIMEOUT = 300
 
@@ -40,7 +40,6 @@ def uleload():
     return build.guest_program("uleload")
 
 
-GENERIC_MARK, CHECKS_MARK = "# class_generic", "# bmq_checks"
 # What bmq_checks.c measures, (test, name) of its JSON lines.
 BMQ_METRICS = {
     ("yield_types_beside_a_spinner", "2"), ("idle_cpus_pull_unpinned_spinners", "pulls"),
@@ -50,25 +49,14 @@ BMQ_METRICS = {
 
 
 @pytest.fixture(scope="module")
-def checks_run(guest, uleload, class_generic, tmp_path_factory):
-    """One sched=bmq boot: class_generic's checks for bmq, then
-    bmq_checks.c's; the output of each is after its mark."""
-    out = tmp_path_factory.mktemp("bmq-checks")
-    checks = build.guest_program("bmq_checks")
-    return guest(f"echo '{GENERIC_MARK}'; {class_generic('bmq', ['bmq'])}; "
-                 f"echo '{CHECKS_MARK}'; ULELOAD={uleload} BMQ_SLICE_MS=4 "
-                 f"SCHED_TEST_METRICS=/tmp/out/metrics.json {checks}", topology="2x4",
-                 cmdline="sched=bmq sched_timeslice=3", outdir=out, timeout=TIMEOUT)
+def checks_run(class_checks, uleload):
+    return class_checks("bmq", env=f"ULELOAD={uleload} BMQ_SLICE_MS=4",
+                        cmdline="sched_timeslice=3", timeout=TIMEOUT)
 
 
 @bmq
 def test_checks_in_guest(checks_run):
-    generic = checks_run.output.partition(GENERIC_MARK)[2].partition(CHECKS_MARK)[0]
-    assert_tap(generic, "class_generic under sched=bmq")
-    assert_tap(checks_run.output.partition(CHECKS_MARK)[2], "bmq_checks")
-    lines = (checks_run.outdir / "metrics.json").read_text().splitlines()
-    metrics = {(m["test"], m["name"]) for m in map(json.loads, lines)}
-    assert BMQ_METRICS <= metrics, BMQ_METRICS - metrics
+    assert_class_checks(checks_run, "bmq", BMQ_METRICS)
 
 
 @bmq

@@ -18,13 +18,13 @@
 KUnit (sched_muqss) covers the deadline arithmetic, keys, the skip list,
 the locality order and iso_cpu's window; test_kunit.py runs it."""
 
-import json
-
 import pytest
 
 from schedlab import bench, build
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
+
+from conftest import assert_class_checks
 
 muqss = pytest.mark.muqss
 
@@ -49,20 +49,10 @@ MUQSS_METRICS = {
 
 
 @muqss
-def test_checks_in_guest(guest, class_generic, tmp_path_factory):
-    out = tmp_path_factory.mktemp("muqss-checks")
-    checks = build.guest_program("muqss_checks")
-    mark = "# muqss_checks"
-    res = guest(f"{class_generic('muqss', ['muqss'])}; echo '{mark}'; "
-                f"SCHED_TEST_METRICS=/tmp/out/metrics.json {checks}", topology="2x4",
-                cmdline="sched=muqss", outdir=out, timeout=600)
-    generic, _, own = res.output.partition(mark)
-    assert_tap(generic, "class_generic under sched=muqss")
-    assert_tap(own, "muqss_checks")
+def test_checks_in_guest(class_checks):
+    res = class_checks("muqss")
+    assert_class_checks(res, "muqss", MUQSS_METRICS)
     assert "sched: normal tasks run on muqss (sched=)" in "\n".join(res.kernel_log())
-    lines = (out / "metrics.json").read_text().splitlines()
-    metrics = {(m["test"], m["name"]): m["value"] for m in map(json.loads, lines)}
-    assert MUQSS_METRICS <= set(metrics), MUQSS_METRICS - set(metrics)
 
 
 @muqss

@@ -36,7 +36,6 @@ Every test that boots is marked "ule" (the CFS boot too: it is ULE's
 baseline and uses the same kernel); the others check this file's decoding
 on synthetic recordings and run anywhere (-m "not ule")."""
 
-import json
 import re
 from collections import Counter, defaultdict, namedtuple
 from types import SimpleNamespace
@@ -46,6 +45,8 @@ import pytest
 from schedlab import build, paths
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
+
+from conftest import assert_class_checks
 
 SCHED_VIS = paths.REPO / "tools" / "sched-vis"
 
@@ -179,18 +180,10 @@ def run_script(guest, uleload, tmp_path_factory, script, sched, topology="2x4"):
 
 
 @pytest.fixture(scope="module")
-def checks_run(guest, uleload, class_generic, tmp_path_factory):
-    """One sched=ule boot: class_generic's checks for ule, then
-    ule_checks.c's; the output of each is after its mark."""
-    out = tmp_path_factory.mktemp("ule-checks")
-    checks = build.guest_program("ule_checks")
-    return guest(f"echo '{GENERIC_MARK}'; {class_generic('ule', ['ule'])}; "
-                 f"echo '{CHECKS_MARK}'; ULELOAD={uleload} "
-                 f"SCHED_TEST_METRICS=/tmp/out/metrics.json {checks}",
-                 topology="2x4", cmdline="sched=ule", outdir=out, timeout=TIMEOUT)
+def checks_run(class_checks, uleload):
+    return class_checks("ule", env=f"ULELOAD={uleload}", timeout=TIMEOUT)
 
 
-GENERIC_MARK, CHECKS_MARK = "# class_generic", "# ule_checks"
 # What ule_checks.c measures, (test, name) of its JSON lines.
 ULE_METRICS = {
     ("sleeper_interactive_spinner_batch", "sleeper_score"),
@@ -247,12 +240,7 @@ def spinner_moves(b, since=0.0, limit=40):
 
 @ule
 def test_checks_in_guest(checks_run):
-    generic = checks_run.output.partition(GENERIC_MARK)[2].partition(CHECKS_MARK)[0]
-    assert_tap(generic, "class_generic under sched=ule")
-    assert_tap(checks_run.output.partition(CHECKS_MARK)[2], "ule_checks")
-    lines = (checks_run.outdir / "metrics.json").read_text().splitlines()
-    metrics = {(m["test"], m["name"]) for m in map(json.loads, lines)}
-    assert ULE_METRICS <= metrics, ULE_METRICS - metrics
+    assert_class_checks(checks_run, "ule", ULE_METRICS)
 
 
 @ule

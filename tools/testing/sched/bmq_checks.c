@@ -565,40 +565,21 @@ static int idle_pulls(int src, int pid, int dst_min)
 {
 	char line[1024];
 	FILE *f = fopen(TRACE_DIR "trace", "r");
+	bool orig = original();
 	int n = 0;
 
 	while (f && fgets(line, sizeof(line), f)) {
-		int cpu = trace_cpu(line), o = -1, d = -1, p = 0;
-		const char *s;
+		int o, d;
 
-		if (original()) {
-			if (!strstr(line, " sched_migrate_task: comm=uleload "))
-				continue;
-			s = strstr(line, " pid=");
-			if (s)
-				p = atoi(s + 5);
-			s = strstr(line, " orig_cpu=");
-			if (s)
-				o = atoi(s + 10);
-			s = strstr(line, " dest_cpu=");
-			if (s)
-				d = atoi(s + 10);
-			if (d != o && d == cpu)
-				n += (src < 0 || o == src) && (!pid || p == pid) && d >= dst_min;
+		if (orig ? !strstr(line, " sched_migrate_task: comm=uleload ") :
+			   !strstr(line, "task_migrate: ") || !strstr(line, "reason=idle_balance"))
 			continue;
-		}
-		if (!strstr(line, "task_migrate: ") || !strstr(line, "reason=idle_balance"))
+		o = trace_field(line, orig ? "orig_cpu" : "src");
+		d = trace_field(line, orig ? "dest_cpu" : "dst");
+		if (orig && (d == o || d != trace_cpu(line)))
 			continue;
-		s = strstr(line, " pid=");
-		if (s)
-			p = atoi(s + 5);
-		s = strstr(line, " src=");
-		if (s)
-			o = atoi(s + 5);
-		s = strstr(line, " dst=");
-		if (s)
-			d = atoi(s + 5);
-		n += (src < 0 || o == src) && (!pid || p == pid) && d >= dst_min;
+		n += (src < 0 || o == src) && (!pid || trace_field(line, "pid") == pid) &&
+		     d >= dst_min;
 	}
 	if (f)
 		fclose(f);

@@ -490,6 +490,17 @@ static inline int trace_cpu(const char *line)
 	return p && isdigit((unsigned char)p[1]) ? atoi(p + 1) : -1;
 }
 
+/* The number after " @key=" in a trace line; -1 when it has none. */
+static inline int trace_field(const char *line, const char *key)
+{
+	char needle[64];
+	const char *p;
+
+	snprintf(needle, sizeof(needle), " %s=", key);
+	p = strstr(line, needle);
+	return p ? atoi(p + strlen(needle)) : -1;
+}
+
 /* Does @line hold "KEY=VAL " (a sched_switch field, say)? */
 static inline int trace_has(const char *line, const char *key, int val)
 {
