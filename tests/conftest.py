@@ -78,7 +78,7 @@ def class_checks(guest, class_generic, tmp_path_factory):
     return run
 
 
-def assert_class_checks(res, cls, metrics):
+def _assert_class_checks(res, cls, metrics):
     """Both programs of a class_checks boot passed, and CLS_checks wrote
     every (test, name) of METRICS."""
     generic = res.output.partition(GENERIC_MARK)[2].partition(CHECKS_MARK)[0]
@@ -87,6 +87,14 @@ def assert_class_checks(res, cls, metrics):
     lines = (res.outdir / "metrics.json").read_text().splitlines()
     got = {(m["test"], m["name"]) for m in map(json.loads, lines)}
     assert metrics <= got, metrics - got
+
+
+@pytest.fixture(scope="session")
+def assert_class_checks():
+    """The check of a class_checks boot, as a fixture: pytest imports
+    tools/sched-vis/tests' conftest under the same name, so test modules
+    cannot import this one."""
+    return _assert_class_checks
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,6 @@ from schedlab import build
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
-from conftest import assert_class_checks
 
 TIMEOUT = 300
 
@@ -55,7 +54,7 @@ def checks_run(class_checks, uleload):
 
 
 @bmq
-def test_checks_in_guest(checks_run):
+def test_checks_in_guest(checks_run, assert_class_checks):
     assert_class_checks(checks_run, "bmq", BMQ_METRICS)
 
 

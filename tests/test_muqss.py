@@ -24,7 +24,6 @@ from schedlab import bench, build
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
-from conftest import assert_class_checks
 
 muqss = pytest.mark.muqss
 
@@ -49,7 +48,7 @@ MUQSS_METRICS = {
 
 
 @muqss
-def test_checks_in_guest(class_checks):
+def test_checks_in_guest(class_checks, assert_class_checks):
     res = class_checks("muqss")
     assert_class_checks(res, "muqss", MUQSS_METRICS)
     assert "sched: normal tasks run on muqss (sched=)" in "\n".join(res.kernel_log())

@@ -46,7 +46,6 @@ from schedlab import build, paths
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
-from conftest import assert_class_checks
 
 SCHED_VIS = paths.REPO / "tools" / "sched-vis"
 
@@ -239,7 +238,7 @@ def spinner_moves(b, since=0.0, limit=40):
 # -- 1. classes, interactivity, sysctls, nice --------------------------------
 
 @ule
-def test_checks_in_guest(checks_run):
+def test_checks_in_guest(checks_run, assert_class_checks):
     assert_class_checks(checks_run, "ule", ULE_METRICS)
 
 
