@@ -44,6 +44,7 @@ BMQ_METRICS = {
     ("yield_types_beside_a_spinner", "2"), ("idle_cpus_pull_unpinned_spinners", "pulls"),
     ("wakeup_gran", "wait_per_run_us_1s"), ("hrtick_ends_slices_on_time", "run_per_pick_us"),
     ("idle_cpus_outside_the_affinity_are_not_kicked", "ipis"),
+    ("from_behind_rt", "lost_ms"), ("from_behind_a_task_made_rt", "lost_ms"),
 }
 
 

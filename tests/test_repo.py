@@ -107,3 +107,13 @@ def test_every_event_kind_has_one_name_in_the_tracepoint_and_in_sched_vis():
         assert table[name] == name[len("SCHED_EV_"):].lower(), name
         assert fmt.KIND_NAMES[value] == table[name], name
     assert set(fmt.KIND_NAMES) == set(kinds.values())
+
+
+def test_both_test_folders_collect_in_one_run():
+    """scripts/test collects tests/ and tools/sched-vis/tests/ together; a
+    module that imports from its folder's conftest gets the other one."""
+    out = subprocess.run(
+        ["python3", "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only",
+         "tests", "tools/sched-vis/tests"],
+        cwd=paths.REPO, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout[-3000:]

@@ -567,6 +567,16 @@ static void switched_from_bmq(struct rq *rq, struct task_struct *p)
 		bmq_list_del(rq, p);
 	}
 	p->bmq.flags &= ~BMQ_F_KERNEL;
+	/*
+	 * The running task became RT or DL (sched_setscheduler(), a PI boost):
+	 * no BMQ task was preempted, so put_prev_task_bmq() told no idle CPU
+	 * about the ones that now wait behind it.
+	 */
+	if (task_current(rq, p) && rq->bmq.nr &&
+	    (sched_rt_runnable(rq) || sched_dl_runnable(rq))) {
+		bmq_set_pending(rq);
+		bmq_kick_idle(rq, min(rq->bmq.nr, rq->bmq.nr_movable));
+	}
 }
 
 /*

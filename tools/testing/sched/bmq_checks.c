@@ -840,46 +840,81 @@ TEST_F_TIMEOUT(bmq, pi_owner_runs_at_its_waiters_level, 60)
 /*
  * A task behind RT: the normal spinner starts on CPU 1 and may then run
  * anywhere; an RT spinner takes CPU 1 and an idle CPU pulls the BMQ task
- * (Project C's pending rule counts every class), so it runs at least
- * half as much as the RT spinner (RT throttling alone would leave it 5 %).
+ * (Project C's pending rule counts every class), so it loses no more than
+ * RT_PULL_SLACK_MS of the next second. The RT task arrives on CPU 1 by
+ * migration, as the shell suite's "chrt -f 50 taskset -c 1" did, or
+ * becomes RT while it runs there: then no BMQ task is preempted by an RT
+ * one, and the task that leaves the class is the one that kicks. Project C
+ * takes the task at once either way; ours, in the second case, took it
+ * only when an idle CPU happened to schedule, often a second later in a
+ * quiet guest, so that case runs RT_ROUNDS times.
  */
-TEST_F(bmq, idle_cpu_pulls_a_task_from_behind_rt)
+#define RT_PULL_SLACK_MS	200
+#define RT_ROUNDS		3
+#define RT_WINDOW_MS		1000
+
+static void rt_keeps_a_task_off(struct __test_metadata *_metadata, struct kids *kids,
+				bool made_rt_on_the_cpu)
 {
+	const char *test = made_rt_on_the_cpu ? "from_behind_a_task_made_rt" : "from_behind_rt";
 	struct spin rt = { .lo = -1, .policy = SCHED_FIFO, .prio = 50 };
-	struct stat3 n0, t0, n1, t1;
-	long long nms, tms;
-	int sp, rtp, moved;
+	int rounds = made_rt_on_the_cpu ? RT_ROUNDS : 1;
+	long long worst_lost = 0;
+	int r, moved = 0;
 
 	if (setup_skipped(_metadata))
 		return;
-	migrations(true);
-	sp = track(&self->kids, load(NULL, PIN_CPU, PIN_CPU, 0, "spinner", "30", NULL));
-	ASSERT_LT(0, sp);
-	sleep_ms(300);
-	ASSERT_EQ(0, bind_range(sp, 0, online_cpus() - 1));
-	/*
-	 * The RT task arrives on CPU 1 by migration, as the shell suite's
-	 * "chrt -f 50 taskset -c 1" did. Made RT by sched_setscheduler()
-	 * while on CPU 1 instead, it left the waiting task to be pulled
-	 * about a second late in a quiet guest (docs/guest-tests.rst).
-	 */
-	rtp = track(&self->kids, spinner_as(&rt));
-	ASSERT_LT(0, rtp);
-	ASSERT_EQ(0, bind_cpu(rtp, PIN_CPU));
-	sleep_ms(500);
-	cpu_ns(sp, &n0);
-	cpu_ns(rtp, &t0);
-	sleep_ms(2000);
-	cpu_ns(sp, &n1);
-	cpu_ns(rtp, &t1);
-	migrations(false);
-	nms = (n1.ns - n0.ns) / 1000000;
-	tms = (t1.ns - t0.ns) / 1000000;
-	moved = idle_pulls(PIN_CPU, sp, 0);
-	TH_LOG("over 2 s: normal spinner %lld ms, RT spinner %lld ms; %d pulls", nms, tms, moved);
-	EXPECT_LE(1, moved);
-	EXPECT_LT(0, tms);
-	EXPECT_LE(tms, 2 * nms);
+	if (made_rt_on_the_cpu) {
+		rt.lo = PIN_CPU;
+		rt.hi = PIN_CPU;
+	}
+	for (r = 1; r <= rounds; r++) {
+		struct stat3 n0, t0, n1, t1;
+		long long nms, tms, lost;
+		long w0, win;
+		int sp, rtp;
+
+		migrations(true);
+		sp = track(kids, load(NULL, PIN_CPU, PIN_CPU, 0, "spinner", "30", NULL));
+		ASSERT_LT(0, sp);
+		sleep_ms(300);
+		ASSERT_EQ(0, bind_range(sp, 0, online_cpus() - 1));
+		cpu_ns(sp, &n0);
+		w0 = now_ms();
+		rtp = track(kids, spinner_as(&rt));
+		ASSERT_LT(0, rtp);
+		if (!made_rt_on_the_cpu)
+			ASSERT_EQ(0, bind_cpu(rtp, PIN_CPU));
+		cpu_ns(rtp, &t0);
+		sleep_ms(RT_WINDOW_MS);
+		cpu_ns(sp, &n1);
+		cpu_ns(rtp, &t1);
+		win = now_ms() - w0;
+		migrations(false);
+		stop_all(kids);
+		nms = (n1.ns - n0.ns) / 1000000;
+		tms = (t1.ns - t0.ns) / 1000000;
+		lost = win - nms;
+		moved += idle_pulls(PIN_CPU, sp, 0);
+		worst_lost = lost > worst_lost ? lost : worst_lost;
+		TH_LOG("round %d: in %ld ms the normal spinner ran %lld ms, the RT one %lld ms",
+		       r, win, nms, tms);
+		EXPECT_LT(0, tms);
+	}
+	TH_LOG("%d pulls; the normal spinner lost at most %lld ms", moved, worst_lost);
+	metric(test, "lost_ms", worst_lost, "ms");
+	EXPECT_LE(rounds, moved);
+	EXPECT_GE(RT_PULL_SLACK_MS, worst_lost);
+}
+
+TEST_F(bmq, idle_cpu_pulls_a_task_from_behind_rt)
+{
+	rt_keeps_a_task_off(_metadata, &self->kids, false);
+}
+
+TEST_F(bmq, idle_cpu_pulls_a_task_from_behind_a_task_made_rt)
+{
+	rt_keeps_a_task_off(_metadata, &self->kids, true);
 }
 
 #define EXECS			50
