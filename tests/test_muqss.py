@@ -35,6 +35,8 @@ MUQSS_METRICS = {
     ("nice_0_against_nice_5_turns", "nice0_turn_us"),
     ("nice_0_against_nice_5_turns", "nice5_turn_us"),
     ("spinners_from_one_cpu_reach_four", "spread_ms"),
+    ("child_runs_first_when_no_cpu_is_idle", "mc"),
+    ("child_runs_first_when_no_cpu_is_idle", "none"),
     ("under_cfs_iso_preempts_as_normal", "iso_wait_us"),
     ("fifo_time_counts_against_iso_cpu", "cpu_iso_pct"),
     ("iso_cpu_50_iso_takes_the_window_share", "iso_share_pct"),

@@ -17,6 +17,7 @@
  * - a task a realtime one keeps off its CPU is offered to an idle CPU;
  * - rqshare: which CPUs share a queue in each mode, hotplug, a switch to
  *   CFS and back, bad writes; a task an affinity change moves runs at once;
+ *   a child runs before its parent when no CPU it may use is idle;
  * - two cpuset partitions.
  *
  * Usage: [SCHED_TEST_METRICS=FILE] muqss_checks [harness options]
@@ -1214,6 +1215,54 @@ TEST_F(moved, task_whose_cpu_is_taken_away_runs_at_once)
 	EXPECT_LE(0, w);
 	EXPECT_GE(MOVE_BOUND_US, w);
 	EXPECT_LE(2, cpu);
+}
+
+#define FORKS			20
+
+/*
+ * wake_up_new_task() in MuQSS: with no idle CPU the child may use, the
+ * parent reschedules and the child, queued with the parent's deadline,
+ * runs first. The parent runs on CPU 3 and may use 2-3, where a spinner
+ * holds CPU 2; the child sets a shared flag as its first act, so the
+ * parent sees it set when fork() returns only if the child ran first.
+ * The parent's slice halves at each fork, and a half too short to run
+ * gives the child a fresh deadline behind the parent's, so not every
+ * fork goes to the child: at least half must (none did when the fork
+ * only offered the child to idle CPUs).
+ */
+TEST_F(moved, child_runs_first_when_no_cpu_is_idle)
+{
+	int *ran = mmap(NULL, sizeof(*ran), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			-1, 0);
+	int i, first = 0;
+
+	if (setup_skipped(_metadata))
+		return;
+	ASSERT_NE(MAP_FAILED, ran);
+	self->a = spinner(2, 0);
+	ASSERT_LT(0, self->a);
+	ASSERT_EQ(0, bind_cpu(0, 3));
+	sleep_ms(100);
+	ASSERT_EQ(0, bind_range(0, 2, 3));
+	for (i = 0; i < FORKS; i++) {
+		int pid;
+
+		__atomic_store_n(ran, 0, __ATOMIC_RELEASE);
+		pid = fork();
+		if (pid == 0) {
+			__atomic_store_n(ran, 1, __ATOMIC_RELEASE);
+			_exit(0);
+		}
+		ASSERT_LT(0, pid);
+		first += __atomic_load_n(ran, __ATOMIC_ACQUIRE);
+		ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	}
+	ASSERT_EQ(0, bind_cpu(0, HOME_CPU));
+	munmap(ran, sizeof(*ran));
+	TH_LOG("rqshare=%s: the child ran first in %d of %d forks", variant->rqshare, first,
+	       FORKS);
+	metric("child_runs_first_when_no_cpu_is_idle", variant->rqshare, first, "forks");
+	EXPECT_LE(FORKS / 2, first);
 }
 
 FIXTURE(partitions) {
