@@ -24,6 +24,8 @@ from schedlab import bench, build
 from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
+RQSHARE = "/proc/sys/kernel/sched_muqss_rqshare"
+
 
 muqss = pytest.mark.muqss
 
@@ -60,10 +62,17 @@ def test_checks_in_guest(class_checks, assert_class_checks):
 def test_stress_and_hotplug_lose_no_task(guest):
     """A stress-ng storm, then CPU 1 offlined and onlined under 2 spinners
     per CPU, on the debug kernel: no splat (the harness fails on any), no
-    spinner lost or left on an offline CPU."""
-    res = guest(f"sh {GUEST_TESTS}/class_stress.sh muqss 15 1", topology="2x2",
-                cmdline="sched=muqss", timeout=600)
+    spinner lost or left on an offline CPU. The boot also sets the
+    queue sharing from the command line: an unknown rqshare= value is
+    refused in one line that names the mode kept, and a later
+    rqshare=none is the mode the sysctl reads (the default is mc)."""
+    res = guest(f'echo "# rqshare: $(cat {RQSHARE})"; '
+                f"sh {GUEST_TESTS}/class_stress.sh muqss 15 1", topology="2x2",
+                cmdline="sched=muqss rqshare=bogus rqshare=none", timeout=600)
     assert_tap(res.output, "class_stress.sh under sched=muqss")
+    refused = [line for line in res.console.splitlines() if 'rqshare="bogus"' in line]
+    assert len(refused) == 1 and "keeping mc" in refused[0], refused
+    assert "# rqshare: none" in res.output.splitlines(), res.output[:500]
 
 
 @muqss
