@@ -451,13 +451,22 @@ static inline int trace_event(const char *ev, int on)
 	return trace_write(file, on ? "1" : "0");
 }
 
-/* Empty the trace buffer and record. */
+/*
+ * Empty the trace buffer and record. Only an open with O_TRUNC empties
+ * it: a write of nothing, as write_text() would do, leaves every earlier
+ * test's lines in it.
+ */
 static inline int trace_restart(void)
 {
 	int ret = trace_write("tracing_on", "0");
 
-	if (!ret)
-		ret = trace_write("trace", "");
+	if (!ret) {
+		int fd = open(TRACE_DIR "trace", O_WRONLY | O_TRUNC);
+
+		ret = fd < 0 ? -errno : 0;
+		if (fd >= 0)
+			close(fd);
+	}
 	if (!ret)
 		ret = trace_write("tracing_on", "1");
 	return ret;

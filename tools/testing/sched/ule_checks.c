@@ -524,11 +524,15 @@ TEST_F(ule, nice_19_spinner_gets_a_worse_priority)
 
 /*
  * Idle stealing: 4 spinners on CPU 0 while the other CPUs idle; once
- * unpinned (SIGUSR1), idle CPUs take them within 2 s, each move traced.
+ * unpinned (SIGUSR1), other CPUs take three of them within 2 s, each move
+ * traced, idle steals at least two: the periodic balancer (in CPU 0's
+ * softirq) took the third within 10 ms of the unpinning in 2 of 5 debug
+ * boots (both FreeBSD's mechanisms; with the trace cleared, which
+ * it was not before, those runs counted two steals).
  */
 TEST_F(ule, idle_cpus_steal_from_a_busy_one)
 {
-	int pid, steals, want = online_cpus() - 1;
+	int pid, steals, moves, want = online_cpus() - 1;
 
 	if (setup_skipped(_metadata))
 		return;
@@ -543,9 +547,21 @@ TEST_F(ule, idle_cpus_steal_from_a_busy_one)
 	sleep_ms(2000);
 	trace_event("ule/ule_transfer", 0);
 	steals = trace_count("ule_transfer: ", " src=0 ", " by=steal");
+	moves = trace_count("ule_transfer: ", " src=0 ", NULL);
 	metric("idle_cpus_steal_from_a_busy_one", "steals", steals, "");
-	TH_LOG("%d steals from CPU 0 within 2 s of unpinning", steals);
-	EXPECT_LE(want, steals);
+	TH_LOG("%d steals and %d moves in all from CPU 0 within 2 s of unpinning", steals, moves);
+	if (moves < want || steals < want - 1) {
+		char line[1024];
+		FILE *f = fopen(TRACE_DIR "trace", "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			if (strstr(line, "ule_transfer: "))
+				TH_LOG("%s", line);
+		if (f)
+			fclose(f);
+	}
+	EXPECT_LE(want, moves);
+	EXPECT_LE(want - 1, steals);
 }
 
 /*
