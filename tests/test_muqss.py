@@ -39,6 +39,7 @@ MUQSS_METRICS = {
     ("spinners_from_one_cpu_reach_four", "spread_ms"),
     ("child_runs_first_when_no_cpu_is_idle", "mc"),
     ("child_runs_first_when_no_cpu_is_idle", "none"),
+    ("queued_iso_tasks_keep_their_key_past_the_limit", "last_iso_run_ms"),
     ("under_cfs_iso_preempts_as_normal", "iso_wait_us"),
     ("fifo_time_counts_against_iso_cpu", "cpu_iso_pct"),
     ("iso_cpu_50_iso_takes_the_window_share", "iso_share_pct"),

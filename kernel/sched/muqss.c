@@ -310,16 +310,30 @@ static void check_preempt_curr_muqss(struct rq *rq, struct task_struct *p, int f
 		muqss_try_preempt(rq, p);
 }
 
+/*
+ * The key @p runs with: an ISO task queued before its CPU turned
+ * refractory keeps the ISO key it was queued with, as MuQSS's p->prio set
+ * at enqueue, so it runs as ISO until its tick demotes it.
+ */
+static u64 muqss_running_key(struct task_struct *p)
+{
+	if ((p->muqss.flags & MUQSS_F_LISTED) && p->muqss.node.key == MUQSS_ISO_KEY &&
+	    p->policy == SCHED_ISO)
+		return MUQSS_ISO_KEY;
+	return muqss_task_key(p);
+}
+
 static void set_next_task_muqss(struct rq *rq, struct task_struct *p, bool first)
 {
 	struct sched_muqss_entity *me = &p->muqss;
+	u64 key = muqss_running_key(p);
 
 	muqss_list_del(rq, p);
 	me->flags |= MUQSS_F_RUNNING;
 	p->se.exec_start = rq_clock_task(rq);
 	if (first)
 		p->se.prev_sum_exec_runtime = p->se.sum_exec_runtime;
-	WRITE_ONCE(rq->muqss.curr_key, muqss_task_key(p));
+	WRITE_ONCE(rq->muqss.curr_key, key);
 	WRITE_ONCE(rq->muqss.curr_deadline, me->deadline);
 	sched_class_mark_idle(rq, false);
 	muqss_hrtick_start(rq, p);
