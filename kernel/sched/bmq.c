@@ -458,6 +458,21 @@ static void bmq_preempted_in_kernel(struct rq *rq, struct task_struct *p)
 	bmq_requeue(rq, p);
 }
 
+/*
+ * RT or DL holds @rq's CPU above its waiting BMQ tasks: no BMQ tick runs
+ * here until they leave, so wake idle CPUs now to take the BMQ tasks
+ * (Project C's idle CPUs find such a CPU pending the next time they
+ * schedule).
+ */
+static void bmq_kick_behind_rt_dl(struct rq *rq)
+{
+	lockdep_assert_rq_held(rq);
+	if (!sched_rt_runnable(rq) && !sched_dl_runnable(rq))
+		return;
+	bmq_set_pending(rq);
+	bmq_kick_idle(rq, min(rq->bmq.nr, rq->bmq.nr_movable));
+}
+
 static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
 {
 	/* A task saved for a change is neither expired nor requeued. */
@@ -470,15 +485,8 @@ static void put_prev_task_bmq(struct rq *rq, struct task_struct *p)
 	p->bmq.flags &= ~BMQ_F_SLEPT;
 	if (waits && rq->sched_kernel_preempt)
 		bmq_preempted_in_kernel(rq, p);
-	/*
-	 * Preempted by RT or DL: no BMQ tick runs here until they leave, so
-	 * wake idle CPUs now to take the BMQ tasks (Project C's idle CPUs find
-	 * such a CPU pending the next time they schedule).
-	 */
-	if (waits && (sched_rt_runnable(rq) || sched_dl_runnable(rq))) {
-		bmq_set_pending(rq);
-		bmq_kick_idle(rq, min(rq->bmq.nr, rq->bmq.nr_movable));
-	}
+	if (waits)
+		bmq_kick_behind_rt_dl(rq);
 }
 
 /*
@@ -572,11 +580,8 @@ static void switched_from_bmq(struct rq *rq, struct task_struct *p)
 	 * no BMQ task was preempted, so put_prev_task_bmq() told no idle CPU
 	 * about the ones that now wait behind it.
 	 */
-	if (task_current(rq, p) && rq->bmq.nr &&
-	    (sched_rt_runnable(rq) || sched_dl_runnable(rq))) {
-		bmq_set_pending(rq);
-		bmq_kick_idle(rq, min(rq->bmq.nr, rq->bmq.nr_movable));
-	}
+	if (task_current(rq, p) && rq->bmq.nr)
+		bmq_kick_behind_rt_dl(rq);
 }
 
 /*
