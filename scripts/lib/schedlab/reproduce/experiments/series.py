@@ -35,8 +35,10 @@ def rotated_command(rounds, mark, command, classes=CLASSES):
     does, so a drift of the shared host spreads over every class), each
     run announced by "MARK ROUND CLASS"; the boot's class and queue
     sharing are restored at the end. A class that cannot be switched to
-    gets no marker and no run."""
-    parts = ["first=$(cat /proc/sys/kernel/sched_class)",
+    gets no marker and no run. On a reference kernel (no
+    kernel.sched_class) there is nothing to restore, which must not fail
+    the command."""
+    parts = ["first=$(cat /proc/sys/kernel/sched_class 2>/dev/null)",
              f"share0=$(cat {RQSHARE} 2>/dev/null)"]
     for rnd in range(1, rounds + 1):
         k = (rnd - 1) % len(classes)
@@ -44,7 +46,7 @@ def rotated_command(rounds, mark, command, classes=CLASSES):
             parts.append(f"{switch_command(cls)} && sleep 1 && "
                          f"echo {mark} {rnd} {cls} && {command}")
     parts.append(f'( [ -z "$share0" ] || echo "$share0" >{RQSHARE} ); '
-                 "echo $first >/proc/sys/kernel/sched_class")
+                 '[ -z "$first" ] || echo $first >/proc/sys/kernel/sched_class')
     return "; ".join(parts)
 
 
