@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from schedlab import build, reproduce, vm
+from schedlab import build, paths, reproduce, vm
 from schedlab.reproduce.document import check_png, document, validate
 from schedlab.reproduce.experiments.applications import APPS_MARK, app_benches, parse_apps_run
 from schedlab.reproduce.experiments.barrier import BARRIER_MARK
 from schedlab.reproduce.experiments.inputs import apps_inputs, write_corpus, write_video
-from schedlab.reproduce.experiments.interactivity import ITRACE_MARK, jain, parse_itrace_run
+from schedlab.reproduce.experiments.interactivity import (ITRACE_MARK, ITRACE_SAMPLE, jain,
+                                                           parse_itrace_run)
 from schedlab.reproduce.experiments.latency import LATENCY_MARK, parse_latency_run, percentile
 from schedlab.reproduce.experiments.smt import SMT_MARK, parse_smt_run
 from schedlab.reproduce.metadata import metadata
@@ -90,6 +91,46 @@ def test_jain_index():
     assert jain([5, 5, 5]) == 1.0
     assert jain([9, 0, 0]) == pytest.approx(1 / 3, abs=1e-4)
     assert jain([0, 0]) is None
+
+
+def test_thread_sampler_reads_run_times_with_or_without_sched_debug(monkeypatch):
+    """thread_sampler.py reads /proc/PID/task/TID/sched where SCHED_DEBUG
+    made it, else schedstat (Project C's reference kernel has no
+    SCHED_DEBUG: its interactivity-trace rounds printed no samples). A
+    spinner's run time, sampled with its sched files and with them
+    hidden, grows in both."""
+    import builtins
+    import importlib.util
+    import subprocess
+    import sys
+    import time
+
+    spec = importlib.util.spec_from_file_location("thread_sampler",
+                                                  paths.GUEST_TESTS / "thread_sampler.py")
+    sampler = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sampler)
+
+    def run_us(pid):
+        fields = sampler.sample(pid)
+        assert fields and ITRACE_SAMPLE.match("# threads 1 " + " ".join(fields))
+        return int(fields[0].split(":")[1])
+
+    def no_sched(path, *args, **kwargs):
+        if str(path).endswith("/sched"):
+            raise FileNotFoundError(path)
+        return builtins.open(path, *args, **kwargs)
+
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)
+        with_sched = run_us(spinner.pid)
+        monkeypatch.setattr(sampler, "open", no_sched, raising=False)
+        first = run_us(spinner.pid)
+        time.sleep(0.2)
+        assert run_us(spinner.pid) > first > 0 and with_sched > 0
+    finally:
+        spinner.kill()
+        spinner.wait()
 
 
 def test_itrace_adapter_keeps_per_thread_samples_of_round_1_and_draws_them(tmp_path):
