@@ -61,6 +61,14 @@ def test_table_has_a_row_per_benchmark_and_a_ratio_column():
     assert rows[1].split()[:4] == ["pipe", "1.000", "-", "-"]
 
 
+def test_paired_ratios_come_in_round_order_past_round_9():
+    rounds = {str(r): float(r) for r in range(1, 13)}
+    base = {str(r): 1.0 for r in range(1, 13)}
+    assert bench.paired_ratios(rounds, base) == [float(r) for r in range(1, 13)]
+    assert bench.paired_ratios({2: 4.0, 10: 20.0, "x": 1.0}, {2: 2.0, 10: 2.0, "x": 1.0}) == \
+        [2.0, 10.0, 1.0]
+
+
 def test_rounds_pair_each_class_with_cfs_of_the_same_round():
     rounds = bench.parse_rounds(SAMPLE)
     assert rounds["hackbench"]["ule"] == {"1": 3.0, "2": 1.0, "3": 2.0}

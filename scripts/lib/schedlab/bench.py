@@ -50,9 +50,17 @@ def parse_rounds(output):
     return rounds
 
 
+def round_order(r):
+    """Sort key of a round, "1" to "10" and on in number order (as text,
+    "10" came before "2"); other names after the numbers."""
+    text = str(r)
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+
+
 def paired_ratios(values, base_values):
-    """value / base value of every round both ran ({round: value} each)."""
-    return [values[r] / base_values[r] for r in sorted(values, key=str)
+    """value / base value of every round both ran ({round: value} each),
+    in round order."""
+    return [values[r] / base_values[r] for r in sorted(values, key=round_order)
             if r in base_values and base_values[r] > 0]
 
 
