@@ -316,12 +316,12 @@ def test_idle_cpus_steal_one_spinner_each_right_away(balance):
     unpinning in 3 of 6 boots, not explained; ULE's balancer may run at
     any time), but at least one by stealing."""
     assert balance.t0 is not None, "no unpinning marker in the recording"
+    detail = spinner_moves(balance, balance.t0)
     burst = steal_burst(balance.moves, balance.tids, balance.t0)
-    assert burst, f"no steal\n{spinner_moves(balance, balance.t0)}"
+    assert burst, f"no steal\n{detail}"
     burst += [m for m in balance.moves if m.pid in balance.tids and m.reason == ULE_BALANCE
               and m.src == 0 and balance.t0 <= m.t <= balance.t0 + STEAL_WINDOW_S]
     per_cpu = Counter(m.dst for m in burst)
-    detail = spinner_moves(balance, balance.t0)
     assert all(n == 1 for n in per_cpu.values()), f"{per_cpu}\n{detail}"
     assert set(per_cpu) == set(range(1, balance.nproc)), f"{per_cpu}\n{detail}"
 

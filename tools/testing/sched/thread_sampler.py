@@ -9,8 +9,8 @@ in centiseconds, RUN_US the thread's run time (se.sum_exec_runtime of
 /proc/PID/task/TID/sched; the first field of its schedstat on a kernel
 without SCHED_DEBUG, such as Project C's reference kernel) in
 microseconds, SCORE its ULE interactivity score (ule.score) or "-" when
-it is not a ULE task. Reading the sched
-file of 128 threads takes a few ms, so one line is one instant.
+it is not a ULE task. Reading the sched file of 128 threads takes a few
+ms, so one line is one instant.
 """
 import os
 import sys
