@@ -44,6 +44,8 @@ MUQSS_METRICS = {
     ("fifo_time_counts_against_iso_cpu", "cpu_iso_pct"),
     ("iso_cpu_50_iso_takes_the_window_share", "iso_share_pct"),
     ("two_iso_spinners_leave_a_tenth", "normal_share_pct"),
+    ("iso_time_counts_at_tick_edges", "between_pct"),
+    ("iso_time_counts_at_tick_edges", "across_pct"),
     ("sync_wakeup_does_not_preempt_the_waker", "muqss_switches"),
     ("realtime_preemption_offers_the_task", "tries"),
     ("task_whose_cpu_is_taken_away_runs_at_once", "mc"),

@@ -12,7 +12,8 @@
  *   across queues (there is no periodic balancer);
  * - SCHED_ISO: its priority range, unprivileged use, FIFO requests turned
  *   into it, reset-on-fork, what it is under CFS, how realtime and ISO
- *   time count against kernel.sched_muqss_iso_cpu and what the cap bounds;
+ *   time count against kernel.sched_muqss_iso_cpu (at tick edges) and what
+ *   the cap bounds;
  * - a sync wakeup does not preempt the waker; yield_type 2;
  * - a task a realtime one keeps off its CPU is offered to an idle CPU;
  * - rqshare: which CPUs share a queue in each mode, hotplug, a switch to
@@ -679,6 +680,147 @@ TEST_F_TIMEOUT(muqss, two_iso_spinners_leave_a_tenth, 60)
 	       t[0], t[1], t[2], pct);
 	EXPECT_LE(5, pct);
 	EXPECT_GE(18, pct);
+}
+
+#define EDGE_CPU		4	/* no other test runs realtime or ISO work there */
+#define EDGE_TICK_NS		4000000LL	/* HZ=250, as every configuration here */
+#define EDGE_RUN_NS		1500000LL	/* each run, well inside a tick */
+#define EDGE_BETWEEN_NS		1250000LL	/* a run from here misses every tick */
+#define EDGE_ACROSS_NS		3250000LL	/* a run from here spans the next one */
+#define EDGE_WINDOW_MS		4000
+#define EDGE_QUIET_PCT		10
+#define NSEC_PER_SEC		1000000000LL
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* When the next tick of @cpu is due (CLOCK_MONOTONIC ns, /proc/timer_list); -1: none. */
+static long long next_tick_ns(int cpu)
+{
+	bool mine = false, tick = false;
+	long long at = -1;
+	char line[256];
+	FILE *f;
+	int n;
+
+	f = fopen("/proc/timer_list", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "cpu: %d", &n) == 1)
+			mine = n == cpu;
+		else if (mine && strstr(line, "tick_sched_timer"))
+			tick = true;
+		else if (tick && sscanf(line, " # expires at %lld-", &at) == 1)
+			break;
+	}
+	fclose(f);
+	return at;
+}
+
+/*
+ * A SCHED_ISO child on EDGE_CPU that runs EDGE_RUN_NS from @offset after
+ * each tick and sleeps the rest of it; its pid, or -1. The ticks fall on
+ * multiples of EDGE_TICK_NS from @phase (the kernel aligns every CPU's
+ * tick to one grid), so the run misses or spans each tick as @offset says.
+ */
+static int edge_runner(long long phase, long long offset)
+{
+	int pid = fork();
+
+	if (pid == 0) {
+		struct sched_param sp = { 0 };
+		struct timespec ts;
+		long long t;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_TIMERSLACK, 1UL);
+		if (bind_cpu(0, EDGE_CPU) || sched_setscheduler(0, SCHED_ISO, &sp))
+			_exit(1);
+		t = mono_ns();
+		t += EDGE_TICK_NS - (t - phase) % EDGE_TICK_NS + offset;
+		for (;;) {
+			ts.tv_sec = t / NSEC_PER_SEC;
+			ts.tv_nsec = t % NSEC_PER_SEC;
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			while (mono_ns() < t + EDGE_RUN_NS)
+				;
+			/* A host stall may have taken whole ticks. */
+			while (t <= mono_ns())
+				t += EDGE_TICK_NS;
+		}
+	}
+	return pid;
+}
+
+/* EDGE_CPU's ISO count after EDGE_WINDOW_MS of an edge_runner() at @offset. */
+static int edge_count(struct kids *kids, long long phase, long long offset)
+{
+	int pid = track(kids, edge_runner(phase, offset)), pct;
+
+	if (pid < 0)
+		return -1;
+	sleep_ms(EDGE_WINDOW_MS);
+	pct = task_sched_num(pid, "muqss.cpu_iso_pct");
+	stop_all(kids);
+	return pct;
+}
+
+/*
+ * MuQSS counts SCHED_ISO time at tick edges: a tick that finds an ISO
+ * task running counts a whole tick, one that finds the CPU idle counts
+ * none. An ISO task that runs 37.5 % of a CPU between the ticks is
+ * therefore never counted, and one that runs as much across them is
+ * counted as if it ran all the time (55 % after 4 s from 0, the count's
+ * 5-s decay); a count of time run would give about 21 % to both.
+ */
+TEST_F_TIMEOUT(muqss, iso_time_counts_at_tick_edges, 60)
+{
+	long long first, second, phase;
+	int start, between, across, sl;
+	long end;
+
+	if (setup_skipped(_metadata))
+		return;
+	/*
+	 * The tick is due on a busy CPU: read its grid from there, twice (a
+	 * host that stalls the vCPU delays a tick, not the grid).
+	 */
+	ASSERT_EQ(0, bind_cpu(0, EDGE_CPU));
+	first = next_tick_ns(EDGE_CPU);
+	end = now_ms() + EDGE_WINDOW_MS;
+	do
+		second = next_tick_ns(EDGE_CPU);
+	while (second == first && now_ms() < end);
+	ASSERT_EQ(0, bind_cpu(0, HOME_CPU));
+	ASSERT_LT(0, first) TH_LOG("no tick of CPU %d in /proc/timer_list", EDGE_CPU);
+	ASSERT_LT(first, second);
+	if ((second - first) % EDGE_TICK_NS)
+		SKIP(return, "ticks %lld ns apart: HZ is not 250", second - first);
+	phase = first % EDGE_TICK_NS;
+
+	sl = track(&self->kids, sleeper(EDGE_CPU));
+	ASSERT_LT(0, sl);
+	end = now_ms() + 10000;
+	while (task_sched_num(sl, "muqss.cpu_iso_pct") > EDGE_QUIET_PCT && now_ms() < end)
+		sleep_ms(POLL_MS);
+	start = task_sched_num(sl, "muqss.cpu_iso_pct");
+	stop_all(&self->kids);
+	ASSERT_GE(EDGE_QUIET_PCT, start);
+
+	between = edge_count(&self->kids, phase, EDGE_BETWEEN_NS);
+	across = edge_count(&self->kids, phase, EDGE_ACROSS_NS);
+	metric("iso_time_counts_at_tick_edges", "between_pct", between, "%");
+	metric("iso_time_counts_at_tick_edges", "across_pct", across, "%");
+	TH_LOG("ISO count from %d %%: runs between ticks %d %%, across them %d %%",
+	       start, between, across);
+	EXPECT_GE(8, between);
+	EXPECT_LE(35, across);
 }
 
 /* Context switches of this task so far, voluntary and not. */
