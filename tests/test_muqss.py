@@ -47,6 +47,8 @@ MUQSS_METRICS = {
     ("iso_time_counts_at_tick_edges", "between_pct"),
     ("iso_time_counts_at_tick_edges", "across_pct"),
     ("sync_wakeup_does_not_preempt_the_waker", "muqss_switches"),
+    ("sync_wakeup_of_a_task_bound_elsewhere_preempts", "bound_wait_us"),
+    ("sync_wakeup_of_a_task_bound_elsewhere_preempts", "two_cpus_wait_us"),
     ("realtime_preemption_offers_the_task", "tries"),
     ("task_whose_cpu_is_taken_away_runs_at_once", "mc"),
     ("task_whose_cpu_is_taken_away_runs_at_once", "none"),
