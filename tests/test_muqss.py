@@ -52,6 +52,8 @@ MUQSS_METRICS = {
     ("realtime_preemption_offers_the_task", "tries"),
     ("task_whose_cpu_is_taken_away_runs_at_once", "mc"),
     ("task_whose_cpu_is_taken_away_runs_at_once", "none"),
+    ("arrival_on_a_busy_cpu_tells_an_idle_one_first", "mc"),
+    ("arrival_on_a_busy_cpu_tells_an_idle_one_first", "none"),
     ("partitions", "two_root_domains"),
 }
 

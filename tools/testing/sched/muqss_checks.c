@@ -18,7 +18,8 @@
  *   CPU in another cache preempts there (6.1 drops the flag); yield_type 2;
  * - a task a realtime one keeps off its CPU is offered to an idle CPU;
  * - rqshare: which CPUs share a queue in each mode, hotplug, a switch to
- *   CFS and back, bad writes; a task an affinity change moves runs at once;
+ *   CFS and back, bad writes; a task an affinity change moves runs at once,
+ *   on an idle CPU told before the busy one it landed on is preempted;
  *   a child runs before its parent when no CPU it may use is idle;
  * - two cpuset partitions.
  *
@@ -700,7 +701,11 @@ static long long mono_ns(void)
 	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-/* When the next tick of @cpu is due (CLOCK_MONOTONIC ns, /proc/timer_list); -1: none. */
+/*
+ * When the next tick of @cpu is due (CLOCK_MONOTONIC ns, /proc/timer_list);
+ * -1: none listed (the file is read a timer at a time, so a tick that
+ * fires meanwhile can be missed).
+ */
 static long long next_tick_ns(int cpu)
 {
 	bool mine = false, tick = false;
@@ -793,11 +798,13 @@ TEST_F_TIMEOUT(muqss, iso_time_counts_at_tick_edges, 60)
 	 * host that stalls the vCPU delays a tick, not the grid).
 	 */
 	ASSERT_EQ(0, bind_cpu(0, EDGE_CPU));
-	first = next_tick_ns(EDGE_CPU);
 	end = now_ms() + EDGE_WINDOW_MS;
 	do
+		first = next_tick_ns(EDGE_CPU);
+	while (first < 0 && now_ms() < end);
+	do
 		second = next_tick_ns(EDGE_CPU);
-	while (second == first && now_ms() < end);
+	while ((second < 0 || second == first) && now_ms() < end);
 	ASSERT_EQ(0, bind_cpu(0, HOME_CPU));
 	ASSERT_LT(0, first) TH_LOG("no tick of CPU %d in /proc/timer_list", EDGE_CPU);
 	ASSERT_LT(first, second);
@@ -1466,7 +1473,7 @@ TEST_F(muqss, rqshare_switch_to_cfs_and_back)
 }
 
 FIXTURE(moved) {
-	int a, b;
+	int a, b, c;
 	char rqshare[KNOB_LEN];
 };
 
@@ -1495,8 +1502,12 @@ FIXTURE_TEARDOWN(moved)
 {
 	stop(self->a);
 	stop(self->b);
+	stop(self->c);
 	trace_event("sched/sched_switch", 0);
 	trace_event("sched/sched_migrate_task", 0);
+	trace_event("irq_vectors/local_timer_entry", 0);
+	trace_event("kprobes/" KPROBE, 0);
+	trace_write("kprobe_events", "-:" KPROBE);
 	if (self->rqshare[0])
 		EXPECT_EQ(0, write_text(RQSHARE_KNOB, self->rqshare));
 }
@@ -1571,6 +1582,149 @@ TEST_F(moved, task_whose_cpu_is_taken_away_runs_at_once)
 	EXPECT_LE(0, w);
 	EXPECT_GE(MOVE_BOUND_US, w);
 	EXPECT_LE(2, cpu);
+}
+
+#define ARRIVAL_TRIES		20
+#define ARRIVAL_POLLS		1000
+#define ARRIVAL_BUSY_CPU	2
+#define ARRIVAL_IDLE_CPU	3
+
+/* What one try of the arrival found (see find_arrival()). */
+struct arrival {
+	int dest;		/* the CPU it was moved to off CPU 1; -1: none */
+	int by;			/* the CPU that moved it */
+	int idle;		/* the idle CPU was idle then; -1: not known */
+	int ran;		/* the CPU it first ran on after; -1: none */
+	long long wait_us;	/* from the move to that run */
+	int told;		/* the look kick reached the idle CPU in between */
+	int timer;		/* the busy CPU took a timer interrupt in between */
+};
+
+/*
+ * Read the trace of one try for @pid: its move off CPU 1, what the idle
+ * CPU was then (from its switches to and from pid 0), the kicks and the
+ * busy CPU's timer interrupts up to its first run.
+ */
+static void find_arrival(int pid, struct arrival *a)
+{
+	long long moved = -1;
+	char line[1024];
+	int idle = -1;		/* not known until the idle CPU switches */
+	FILE *f;
+
+	memset(a, 0, sizeof(*a));
+	a->dest = -1;
+	a->by = -1;
+	a->idle = -1;
+	a->ran = -1;
+	a->wait_us = -1;
+	f = fopen(TRACE_DIR "trace", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		int cpu = trace_cpu(line), sw = !!strstr(line, "sched_switch:");
+
+		if (moved < 0) {
+			if (sw && cpu == ARRIVAL_IDLE_CPU)
+				idle = trace_has(line, "next_pid", 0);
+			if (strstr(line, "sched_migrate_task:") && trace_has(line, "pid", pid) &&
+			    strstr(line, " orig_cpu=1 ")) {
+				moved = trace_us(line);
+				a->dest = trace_field(line, "dest_cpu");
+				a->by = cpu;
+				a->idle = idle;
+			}
+		} else if (sw && trace_has(line, "next_pid", pid)) {
+			a->ran = cpu;
+			a->wait_us = trace_us(line) - moved;
+			if (cpu == ARRIVAL_IDLE_CPU && a->idle < 0)
+				a->idle = trace_has(line, "prev_pid", 0);
+			break;
+		} else if (sw && cpu == ARRIVAL_IDLE_CPU && a->idle < 0) {
+			/* Its first switch says what it ran until then. */
+			a->idle = trace_has(line, "prev_pid", 0);
+		} else if (cpu == ARRIVAL_IDLE_CPU && strstr(line, KPROBE ":")) {
+			a->told = 1;
+		} else if (cpu == ARRIVAL_BUSY_CPU && strstr(line, "local_timer_entry:")) {
+			a->timer = 1;
+		}
+	}
+	fclose(f);
+}
+
+/*
+ * try_preempt() tells the best idle CPU the task may use before it
+ * preempts the local one. A spinner waiting beside another on CPU 1 is
+ * restricted to CPUs 2-3 while a nice 19 spinner, whose deadline is far
+ * behind, holds CPU 2. When the core moves it to busy CPU 2 (after CPU 1,
+ * the spinners' own binding) while CPU 3 idles, CPU 3 must be told (a
+ * kprobe on the kick's handler) and take it. Preempting the nice 19
+ * spinner would run it on CPU 2 with no timer interrupt there first.
+ * A told CPU whose look finds CPU 2's lock still held by the mover skips
+ * that queue, as MuQSS's trylock does, and the task then runs on CPU 2
+ * when the slice there ends (about a third of the tries under
+ * rqshare=none; under mc CPUs 2-3 share one queue). Such a try says
+ * nothing and is made again, as one where the task was running after all
+ * (CPU 1's put-back tells CPU 3 first), went to CPU 3, found CPU 3 busy
+ * or was taken by CPU 3 untold (woken for other work).
+ */
+TEST_F_TIMEOUT(moved, arrival_on_a_busy_cpu_tells_an_idle_one_first, 60)
+{
+	struct arrival a = { .dest = -1, .by = -1, .ran = -1, .wait_us = -1 };
+	char queued[NAME_LEN];
+	int try, i;
+
+	if (setup_skipped(_metadata))
+		return;
+	ASSERT_EQ(0, trace_write("kprobe_events", "p:" KPROBE " muqss_look_ipi"));
+	for (try = 1; try <= ARRIVAL_TRIES; try++) {
+		self->c = spinner(ARRIVAL_BUSY_CPU, 19);
+		self->a = spinner(MEASURED_CPU, 0);
+		self->b = spinner(MEASURED_CPU, 0);
+		ASSERT_LT(0, self->a);
+		ASSERT_LT(0, self->b);
+		ASSERT_LT(0, self->c);
+		sleep_ms(500);
+		ASSERT_EQ(0, trace_restart());
+		ASSERT_EQ(0, trace_event("sched/sched_switch", 1));
+		ASSERT_EQ(0, trace_event("sched/sched_migrate_task", 1));
+		ASSERT_EQ(0, trace_event("irq_vectors/local_timer_entry", 1));
+		ASSERT_EQ(0, trace_event("kprobes/" KPROBE, 1));
+		/* Moved while it waits, by this task: the mover holds its queue. */
+		for (i = 0; i < ARRIVAL_POLLS; i++) {
+			sched_line(self->b, "muqss.queued", queued, sizeof(queued));
+			if (!strcmp(queued, "yes"))
+				break;
+		}
+		ASSERT_EQ(0, bind_range(self->b, ARRIVAL_BUSY_CPU, ARRIVAL_IDLE_CPU));
+		sleep_ms(200);
+		trace_event("kprobes/" KPROBE, 0);
+		trace_event("irq_vectors/local_timer_entry", 0);
+		trace_event("sched/sched_switch", 0);
+		trace_event("sched/sched_migrate_task", 0);
+		find_arrival(self->b, &a);
+		stop(self->a);
+		stop(self->b);
+		stop(self->c);
+		self->a = 0;
+		self->b = 0;
+		self->c = 0;
+		TH_LOG("rqshare=%s, try %d: to %d by %d, CPU 3 %s, ran on %d %lld us after%s%s",
+		       variant->rqshare, try, a.dest, a.by, a.idle > 0 ? "idle" : "busy", a.ran,
+		       a.wait_us, a.told ? ", CPU 3 told" : "", a.timer ? ", CPU 2 timer" : "");
+		if (a.dest != ARRIVAL_BUSY_CPU || a.by != HOME_CPU || a.idle <= 0)
+			continue;
+		if (a.ran == ARRIVAL_IDLE_CPU ? !a.told : a.ran == ARRIVAL_BUSY_CPU && a.timer)
+			continue;
+		break;
+	}
+	trace_restart();
+	trace_write("kprobe_events", "-:" KPROBE);
+	metric("arrival_on_a_busy_cpu_tells_an_idle_one_first", variant->rqshare, try, "tries");
+	ASSERT_GE(ARRIVAL_TRIES, try) TH_LOG("no try showed the arrival's offer");
+	EXPECT_EQ(ARRIVAL_IDLE_CPU, a.ran);
+	EXPECT_EQ(1, a.told);
+	EXPECT_GE(MOVE_BOUND_US, a.wait_us);
 }
 
 #define FORKS			20
