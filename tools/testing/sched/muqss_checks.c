@@ -1089,6 +1089,7 @@ static long long far_wait_us(struct kids *kids, int lo, int hi)
 	pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(fd[1]);
 		if (bind_range(0, lo, hi))
 			_exit(1);
 		for (i = 0; i < FAR_MSGS; i++) {
@@ -1098,6 +1099,7 @@ static long long far_wait_us(struct kids *kids, int lo, int hi)
 		}
 		_exit(0);
 	}
+	close(fd[0]);
 	/* The reader first sleeps in read() on its CPUs. */
 	sleep_ms(100);
 	for (i = 0; pid > 0 && i < FAR_MSGS; i++) {
@@ -1106,12 +1108,12 @@ static long long far_wait_us(struct kids *kids, int lo, int hi)
 		if (write(fd[1], &c, 1) != 1)
 			break;
 	}
+	/* A reader still waiting for a message that never came reads EOF. */
+	close(fd[1]);
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
 	bind_cpu(0, HOME_CPU);
 	stop_all(kids);
-	close(fd[0]);
-	close(fd[1]);
 	if (pid <= 0 || i < FAR_MSGS) {
 		munmap(read_at, sizeof(*read_at) * FAR_MSGS);
 		return -1;
