@@ -690,15 +690,20 @@ TEST_F_TIMEOUT(muqss, two_iso_spinners_leave_a_tenth, 60)
 #define EDGE_BETWEEN_NS		1250000LL	/* a run from here misses every tick */
 #define EDGE_ACROSS_NS		3250000LL	/* a run from here spans the next one */
 #define EDGE_WINDOW_MS		4000
-#define EDGE_QUIET_PCT		10
-#define NSEC_PER_SEC		1000000000LL
+#define ISO_QUIET_PCT		10
+#define ISO_QUIET_WAIT_MS	10000
 
-static long long mono_ns(void)
+/*
+ * The ISO count of @pid's CPU once earlier realtime or ISO time there has
+ * decayed to ISO_QUIET_PCT, or after ISO_QUIET_WAIT_MS.
+ */
+static int iso_count_quiet(int pid)
 {
-	struct timespec ts;
+	long end = now_ms() + ISO_QUIET_WAIT_MS;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+	while (task_sched_num(pid, "muqss.cpu_iso_pct") > ISO_QUIET_PCT && now_ms() < end)
+		sleep_ms(POLL_MS);
+	return task_sched_num(pid, "muqss.cpu_iso_pct");
 }
 
 /*
@@ -748,16 +753,16 @@ static int edge_runner(long long phase, long long offset)
 		prctl(PR_SET_TIMERSLACK, 1UL);
 		if (bind_cpu(0, EDGE_CPU) || sched_setscheduler(0, SCHED_ISO, &sp))
 			_exit(1);
-		t = mono_ns();
+		t = now_ns();
 		t += EDGE_TICK_NS - (t - phase) % EDGE_TICK_NS + offset;
 		for (;;) {
 			ts.tv_sec = t / NSEC_PER_SEC;
 			ts.tv_nsec = t % NSEC_PER_SEC;
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-			while (mono_ns() < t + EDGE_RUN_NS)
+			while (now_ns() < t + EDGE_RUN_NS)
 				;
 			/* A host stall may have taken whole ticks. */
-			while (t <= mono_ns())
+			while (t <= now_ns())
 				t += EDGE_TICK_NS;
 		}
 	}
@@ -814,12 +819,9 @@ TEST_F_TIMEOUT(muqss, iso_time_counts_at_tick_edges, 60)
 
 	sl = track(&self->kids, sleeper(EDGE_CPU));
 	ASSERT_LT(0, sl);
-	end = now_ms() + 10000;
-	while (task_sched_num(sl, "muqss.cpu_iso_pct") > EDGE_QUIET_PCT && now_ms() < end)
-		sleep_ms(POLL_MS);
-	start = task_sched_num(sl, "muqss.cpu_iso_pct");
+	start = iso_count_quiet(sl);
 	stop_all(&self->kids);
-	ASSERT_GE(EDGE_QUIET_PCT, start);
+	ASSERT_GE(ISO_QUIET_PCT, start);
 
 	between = edge_count(&self->kids, phase, EDGE_BETWEEN_NS);
 	across = edge_count(&self->kids, phase, EDGE_ACROSS_NS);
@@ -853,7 +855,6 @@ static void switches(long long *vol, long long *invol)
 #define KEPT_RR_MS		"200"	/* slices far longer than a tick */
 #define KEPT_ISO_CPU		"30"
 #define KEPT_CPU		5	/* no other test runs realtime or ISO work there */
-#define KEPT_QUIET_PCT		10
 #define KEPT_WINDOW_MS		4000
 #define TICK_RUN_MS		30	/* a tick (4 ms at HZ=250) and emulator slack */
 #define KEPT_TRIES		3
@@ -883,16 +884,13 @@ static int kept_try(struct __test_metadata *_metadata, struct kids *kids, long l
 	struct spin iso = { .lo = KEPT_CPU + 1, .hi = KEPT_CPU + 1, .policy = SCHED_ISO };
 	char line[1024], filter[256];
 	int pids[KEPT_ISO], n = 0, i;
-	long end;
 	FILE *f;
 
 	*normal = track(kids, spinner(KEPT_CPU, 0));
 	if (*normal < 0)
 		return -1;
 	/* Any earlier realtime or ISO time there decays first. */
-	end = now_ms() + 10000;
-	while (task_sched_num(*normal, "muqss.cpu_iso_pct") > KEPT_QUIET_PCT && now_ms() < end)
-		sleep_ms(POLL_MS);
+	iso_count_quiet(*normal);
 	/*
 	 * Each becomes ISO on CPU 6 and then moves: one made ISO on CPU 5
 	 * would first wait there as a normal task behind the ISO ones.
@@ -1095,7 +1093,7 @@ static long long far_wait_us(struct kids *kids, int lo, int hi)
 		for (i = 0; i < FAR_MSGS; i++) {
 			if (read(fd[0], &c, 1) != 1)
 				_exit(1);
-			read_at[i] = mono_ns();
+			read_at[i] = now_ns();
 		}
 		_exit(0);
 	}
@@ -1104,7 +1102,7 @@ static long long far_wait_us(struct kids *kids, int lo, int hi)
 	sleep_ms(100);
 	for (i = 0; pid > 0 && i < FAR_MSGS; i++) {
 		sleep_ms(FAR_GAP_MS);
-		sent[i] = mono_ns();
+		sent[i] = now_ns();
 		if (write(fd[1], &c, 1) != 1)
 			break;
 	}
@@ -1500,11 +1498,20 @@ FIXTURE_SETUP(moved)
 	ASSERT_EQ(0, trace_ready());
 }
 
-FIXTURE_TEARDOWN(moved)
+/* Stop the fixture's spinners, for the next try or the teardown (FIXTURE_DATA(moved)). */
+static void moved_stop(struct _test_data_moved *self)
 {
 	stop(self->a);
 	stop(self->b);
 	stop(self->c);
+	self->a = 0;
+	self->b = 0;
+	self->c = 0;
+}
+
+FIXTURE_TEARDOWN(moved)
+{
+	moved_stop(self);
 	trace_event("sched/sched_switch", 0);
 	trace_event("sched/sched_migrate_task", 0);
 	trace_event("irq_vectors/local_timer_entry", 0);
@@ -1514,27 +1521,76 @@ FIXTURE_TEARDOWN(moved)
 		EXPECT_EQ(0, write_text(RQSHARE_KNOB, self->rqshare));
 }
 
-/* Us from the move of @pid off CPU 1 to its first switch in; -1: never. */
-static long long moved_wait(int pid)
-{
-	char line[1024];
-	long long moved = -1, ret = -1;
-	FILE *f = fopen(TRACE_DIR "trace", "r");
+#define ARRIVAL_TRIES		20
+#define ARRIVAL_POLLS		1000
+#define ARRIVAL_BUSY_CPU	2
+#define ARRIVAL_IDLE_CPU	3
 
+/* What one try of the arrival found (see find_arrival()). */
+struct arrival {
+	int dest;		/* the CPU it was moved to off CPU 1; -1: none */
+	int by;			/* the CPU that moved it */
+	int idle;		/* the idle CPU was idle then; -1: not known */
+	int ran;		/* the CPU it first ran on after; -1: none */
+	long long wait_us;	/* from the move to that run */
+	int told;		/* the look kick reached the idle CPU in between */
+	int timer;		/* the busy CPU took a timer interrupt in between */
+};
+
+/*
+ * Read the trace of one try for @pid: its move off CPU 1, what the idle
+ * CPU was then (from its switches to and from pid 0), the kicks and the
+ * busy CPU's timer interrupts up to its first run.
+ */
+static void find_arrival(int pid, struct arrival *a)
+{
+	long long moved = -1;
+	char line[1024];
+	int idle = -1;		/* not known until the idle CPU switches */
+	FILE *f;
+
+	*a = (struct arrival){ .dest = -1, .by = -1, .idle = -1, .ran = -1, .wait_us = -1 };
+	f = fopen(TRACE_DIR "trace", "r");
 	if (!f)
-		return -1;
+		return;
 	while (fgets(line, sizeof(line), f)) {
-		if (moved < 0 && strstr(line, "sched_migrate_task:") &&
-		    trace_has(line, "pid", pid) && strstr(line, " orig_cpu=1 ")) {
-			moved = trace_us(line);
-		} else if (moved >= 0 && strstr(line, "sched_switch:") &&
-			   trace_has(line, "next_pid", pid)) {
-			ret = trace_us(line) - moved;
+		int cpu = trace_cpu(line), sw = !!strstr(line, "sched_switch:");
+
+		if (moved < 0) {
+			if (sw && cpu == ARRIVAL_IDLE_CPU)
+				idle = trace_has(line, "next_pid", 0);
+			if (strstr(line, "sched_migrate_task:") && trace_has(line, "pid", pid) &&
+			    strstr(line, " orig_cpu=1 ")) {
+				moved = trace_us(line);
+				a->dest = trace_field(line, "dest_cpu");
+				a->by = cpu;
+				a->idle = idle;
+			}
+		} else if (sw && trace_has(line, "next_pid", pid)) {
+			a->ran = cpu;
+			a->wait_us = trace_us(line) - moved;
+			if (cpu == ARRIVAL_IDLE_CPU && a->idle < 0)
+				a->idle = trace_has(line, "prev_pid", 0);
 			break;
+		} else if (sw && cpu == ARRIVAL_IDLE_CPU && a->idle < 0) {
+			/* Its first switch says what it ran until then. */
+			a->idle = trace_has(line, "prev_pid", 0);
+		} else if (cpu == ARRIVAL_IDLE_CPU && strstr(line, KPROBE ":")) {
+			a->told = 1;
+		} else if (cpu == ARRIVAL_BUSY_CPU && strstr(line, "local_timer_entry:")) {
+			a->timer = 1;
 		}
 	}
 	fclose(f);
-	return ret;
+}
+
+/* Us from the move of @pid off CPU 1 to its first switch in; -1: never. */
+static long long moved_wait(int pid)
+{
+	struct arrival a;
+
+	find_arrival(pid, &a);
+	return a.wait_us;
 }
 
 #define MOVE_BOUND_US		25000
@@ -1571,10 +1627,7 @@ TEST_F(moved, task_whose_cpu_is_taken_away_runs_at_once)
 		trace_event("sched/sched_migrate_task", 0);
 		w = moved_wait(self->b);
 		cpu = last_cpu(self->b);
-		stop(self->a);
-		stop(self->b);
-		self->a = 0;
-		self->b = 0;
+		moved_stop(self);
 		TH_LOG("rqshare=%s, try %d: on CPU %d %lld us after the move", variant->rqshare,
 		       try, cpu, w);
 		if (w >= 0 && w <= MOVE_BOUND_US && cpu >= 2)
@@ -1584,74 +1637,6 @@ TEST_F(moved, task_whose_cpu_is_taken_away_runs_at_once)
 	EXPECT_LE(0, w);
 	EXPECT_GE(MOVE_BOUND_US, w);
 	EXPECT_LE(2, cpu);
-}
-
-#define ARRIVAL_TRIES		20
-#define ARRIVAL_POLLS		1000
-#define ARRIVAL_BUSY_CPU	2
-#define ARRIVAL_IDLE_CPU	3
-
-/* What one try of the arrival found (see find_arrival()). */
-struct arrival {
-	int dest;		/* the CPU it was moved to off CPU 1; -1: none */
-	int by;			/* the CPU that moved it */
-	int idle;		/* the idle CPU was idle then; -1: not known */
-	int ran;		/* the CPU it first ran on after; -1: none */
-	long long wait_us;	/* from the move to that run */
-	int told;		/* the look kick reached the idle CPU in between */
-	int timer;		/* the busy CPU took a timer interrupt in between */
-};
-
-/*
- * Read the trace of one try for @pid: its move off CPU 1, what the idle
- * CPU was then (from its switches to and from pid 0), the kicks and the
- * busy CPU's timer interrupts up to its first run.
- */
-static void find_arrival(int pid, struct arrival *a)
-{
-	long long moved = -1;
-	char line[1024];
-	int idle = -1;		/* not known until the idle CPU switches */
-	FILE *f;
-
-	memset(a, 0, sizeof(*a));
-	a->dest = -1;
-	a->by = -1;
-	a->idle = -1;
-	a->ran = -1;
-	a->wait_us = -1;
-	f = fopen(TRACE_DIR "trace", "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		int cpu = trace_cpu(line), sw = !!strstr(line, "sched_switch:");
-
-		if (moved < 0) {
-			if (sw && cpu == ARRIVAL_IDLE_CPU)
-				idle = trace_has(line, "next_pid", 0);
-			if (strstr(line, "sched_migrate_task:") && trace_has(line, "pid", pid) &&
-			    strstr(line, " orig_cpu=1 ")) {
-				moved = trace_us(line);
-				a->dest = trace_field(line, "dest_cpu");
-				a->by = cpu;
-				a->idle = idle;
-			}
-		} else if (sw && trace_has(line, "next_pid", pid)) {
-			a->ran = cpu;
-			a->wait_us = trace_us(line) - moved;
-			if (cpu == ARRIVAL_IDLE_CPU && a->idle < 0)
-				a->idle = trace_has(line, "prev_pid", 0);
-			break;
-		} else if (sw && cpu == ARRIVAL_IDLE_CPU && a->idle < 0) {
-			/* Its first switch says what it ran until then. */
-			a->idle = trace_has(line, "prev_pid", 0);
-		} else if (cpu == ARRIVAL_IDLE_CPU && strstr(line, KPROBE ":")) {
-			a->told = 1;
-		} else if (cpu == ARRIVAL_BUSY_CPU && strstr(line, "local_timer_entry:")) {
-			a->timer = 1;
-		}
-	}
-	fclose(f);
 }
 
 /*
@@ -1705,12 +1690,7 @@ TEST_F_TIMEOUT(moved, arrival_on_a_busy_cpu_tells_an_idle_one_first, 60)
 		trace_event("sched/sched_switch", 0);
 		trace_event("sched/sched_migrate_task", 0);
 		find_arrival(self->b, &a);
-		stop(self->a);
-		stop(self->b);
-		stop(self->c);
-		self->a = 0;
-		self->b = 0;
-		self->c = 0;
+		moved_stop(self);
 		TH_LOG("rqshare=%s, try %d: to %d by %d, CPU 3 %s, ran on %d %lld us after%s%s",
 		       variant->rqshare, try, a.dest, a.by, a.idle > 0 ? "idle" : "busy", a.ran,
 		       a.wait_us, a.told ? ", CPU 3 told" : "", a.timer ? ", CPU 2 timer" : "");

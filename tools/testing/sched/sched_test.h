@@ -55,12 +55,19 @@ static inline void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static inline long now_ms(void)
+#define NSEC_PER_SEC		1000000000LL
+
+static inline long long now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static inline long now_ms(void)
+{
+	return now_ns() / 1000000;
 }
 
 static inline int online_cpus(void)
