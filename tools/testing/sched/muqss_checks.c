@@ -9,7 +9,8 @@
  *   one CPU in the ratios MuQSS's deadlines give;
  * - a sleeper keeps its deadline while its slice lasts;
  * - spinners forked on one CPU reach idle CPUs through the pick's look
- *   across queues (there is no periodic balancer);
+ *   across queues (there is no periodic balancer), which walks
+ *   sysctl_sched_nr_migrate tasks of a queue at most;
  * - SCHED_ISO: its priority range, unprivileged use, FIFO requests turned
  *   into it, reset-on-fork, what it is under CFS, how realtime and ISO
  *   time count against kernel.sched_muqss_iso_cpu (at tick edges) and what
@@ -1344,6 +1345,29 @@ static void package_queues(char *out, size_t len)
 			snprintf(list, sizeof(list), "?");
 		off += snprintf(out + off, len - off, "%s%d", cpu ? " " : "", atoi(list));
 	}
+}
+
+/*
+ * The look across queues walks sysctl_sched_nr_migrate tasks of another
+ * queue at most (muqss.rst): a SCHED_IDLE spinner that may run on CPU 4,
+ * queued on CPU 0 behind 40 spinners bound there, is not taken when CPU
+ * 4 goes idle at the default 32; at 64 it is, as MuQSS's walk to the
+ * first task it may run would take it at once. CPU 4 shares no queue
+ * with CPU 0 under rqshare=mc, so it takes the task only by a look.
+ */
+TEST_F_TIMEOUT(muqss, look_across_queues_walks_nr_migrate_tasks, 60)
+{
+	long long capped, uncapped;
+
+	if (setup_skipped(_metadata))
+		return;
+	ASSERT_EQ(0, walk_cap_run(0, 4, &capped, &uncapped));
+	metric("look_across_queues_walks_nr_migrate_tasks", "capped_ms", capped, "ms");
+	metric("look_across_queues_walks_nr_migrate_tasks", "uncapped_ms", uncapped, "ms");
+	TH_LOG("ran on idle CPU 4 within %d ms: %lld ms at nr_migrate %s, %lld ms at %s",
+	       WALK_WINDOW_MS, capped, NR_MIGRATE_DEFAULT, uncapped, NR_MIGRATE_PAST);
+	EXPECT_GT(WALK_WINDOW_MS / 10, capped);
+	EXPECT_LT(WALK_WINDOW_MS / 2, uncapped);
 }
 
 #define QUEUES_LEN		64

@@ -795,6 +795,78 @@ static inline void metric(const char *test, const char *name, double value, cons
 	close(fd);
 }
 
+/*
+ * The walks over another CPU's waiting tasks (ULE's idle steal, MuQSS's
+ * look across queues) stop after sysctl_sched_nr_migrate tasks, its
+ * debugfs knob, as mainline's do.
+ */
+#define NR_MIGRATE_KNOB		"/sys/kernel/debug/sched/nr_migrate"
+#define NR_MIGRATE_DEFAULT	"32"
+#define NR_MIGRATE_PAST		"64"	/* past every task WALK_AHEAD queues */
+#define WALK_AHEAD		40	/* nice-0 spinners bound to the busy CPU */
+#define WALK_SETTLE_MS		300
+#define WALK_WINDOW_MS		1000
+
+/*
+ * The ms a waiting spinner @mover runs in WALK_WINDOW_MS after a spinner
+ * bound to @to stops, leaving @to idle; -1 when none could start.
+ */
+static inline long long walk_taken_ms(int to, int mover)
+{
+	int blocker = spinner(to, 0);
+	long long before;
+
+	if (blocker < 0)
+		return -1;
+	sleep_ms(WALK_SETTLE_MS);
+	before = runtime_ns(mover);
+	stop(blocker);
+	sleep_ms(WALK_WINDOW_MS);
+	return before < 0 || runtime_ns(mover) < 0 ? -1 :
+	       (runtime_ns(mover) - before) / 1000000;
+}
+
+/*
+ * A SCHED_IDLE spinner allowed on CPUs @from and @to waits on @from
+ * behind WALK_AHEAD nice-0 spinners bound there, which every walk meets
+ * first, while @to goes idle: once with nr_migrate at its default, once
+ * past them. The ms it ran in each window go to @capped and @uncapped.
+ * The caller runs on neither CPU. 0, or -1 when the workload failed.
+ */
+static inline int walk_cap_run(int from, int to, long long *capped, long long *uncapped)
+{
+	struct spin idle = { .lo = from, .hi = from, .policy = SCHED_IDLE };
+	int ahead[WALK_AHEAD], mover, i, n = 0, ret = -1;
+	char saved[NAME_LEN];
+	cpu_set_t both;
+
+	*capped = *uncapped = -1;
+	if (read_line(NR_MIGRATE_KNOB, saved, sizeof(saved)) ||
+	    write_text(NR_MIGRATE_KNOB, NR_MIGRATE_DEFAULT))
+		return -1;
+	/* SCHED_IDLE must run once to report: before the others come. */
+	mover = spinner_as(&idle);
+	for (; n < WALK_AHEAD && mover > 0; n++) {
+		ahead[n] = spinner(from, 0);
+		if (ahead[n] < 0)
+			break;
+	}
+	CPU_ZERO(&both);
+	CPU_SET(from, &both);
+	CPU_SET(to, &both);
+	if (n == WALK_AHEAD && !sched_setaffinity(mover, sizeof(both), &both)) {
+		*capped = walk_taken_ms(to, mover);
+		if (!write_text(NR_MIGRATE_KNOB, NR_MIGRATE_PAST))
+			*uncapped = walk_taken_ms(to, mover);
+		ret = *capped < 0 || *uncapped < 0 ? -1 : 0;
+	}
+	stop(mover);
+	for (i = 0; i < n; i++)
+		stop(ahead[i]);
+	write_text(NR_MIGRATE_KNOB, saved);
+	return ret;
+}
+
 #include "kselftest_harness.h"
 
 /*

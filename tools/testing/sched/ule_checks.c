@@ -13,7 +13,8 @@
  *   sched_ule_interact's effect, the ule_interactive tracepoint;
  * - nice 19 gets a worse priority than nice 0;
  * - idle CPUs steal from a busy one (ule_transfer by=steal), also past a
- *   CPU whose tasks may not come;
+ *   CPU whose tasks may not come, looking at sysctl_sched_nr_migrate
+ *   tasks of a queue at most;
  * - the wakeup granularity, sched_ule_strict, where a preempted task is
  *   put back, and when a reader woken by write() runs;
  * - priority lending through a PI mutex;
@@ -1103,6 +1104,29 @@ TEST_F_TIMEOUT(ule, idle_steal_skips_a_cpu_with_nothing_to_give, 30)
 	sleep_ms(1000);
 	trace_event("ule/ule_transfer", 0);
 	EXPECT_LE(1, trace_count("ule_transfer: ", " src=2 dst=0 ", " by=steal"));
+}
+
+/*
+ * The idle steal looks at sysctl_sched_nr_migrate tasks of a queue at
+ * most (ule.rst): a SCHED_IDLE spinner that may run on CPU 1, queued on
+ * CPU 0 behind 40 spinners bound there, is not stolen when CPU 1 goes
+ * idle at the default 32; at 64 it is, as FreeBSD's whole-queue walk
+ * would steal it at once.
+ */
+TEST_F_TIMEOUT(ule, idle_steal_looks_at_nr_migrate_tasks, 60)
+{
+	long long capped, uncapped;
+
+	if (setup_skipped(_metadata))
+		return;
+	ASSERT_EQ(0, bind_cpu(0, ULE_CPUS - 1));
+	ASSERT_EQ(0, walk_cap_run(0, 1, &capped, &uncapped));
+	metric("idle_steal_looks_at_nr_migrate_tasks", "capped_ms", capped, "ms");
+	metric("idle_steal_looks_at_nr_migrate_tasks", "uncapped_ms", uncapped, "ms");
+	TH_LOG("ran on idle CPU 1 within %d ms: %lld ms at nr_migrate %s, %lld ms at %s",
+	       WALK_WINDOW_MS, capped, NR_MIGRATE_DEFAULT, uncapped, NR_MIGRATE_PAST);
+	EXPECT_GT(WALK_WINDOW_MS / 10, capped);
+	EXPECT_LT(WALK_WINDOW_MS / 2, uncapped);
 }
 
 TEST_HARNESS_MAIN
