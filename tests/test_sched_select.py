@@ -143,7 +143,24 @@ def test_watchdog_and_sysrq_fall_back_to_cfs(guest, cls):
         for l in refused), refused
 
 
-def test_priority_inversion_through_an_inode_lock_is_bounded(guest):
+FALLBACK_THREADS = 100
+FALLBACK_MARK = "# fallback_time.sh"
+MOVED = re.compile(r"sched: normal tasks moved from (\w+) to cfs \((\d+) tasks, [^)]*\) "
+                   r"in (\d+) ms, the (\d+) running or waiting in (\d+) ms")
+
+
+@pytest.fixture(scope="module")
+def inversion_boot(guest):
+    """One 2-CPU boot: inversion.sh under each class, then
+    fallback_time.sh with FALLBACK_THREADS threads (the measurement of
+    sched-class-select.rst at a size CI affords)."""
+    tasks = build.guest_program("tasks")
+    return guest(f"sh {GUEST_TESTS}/inversion.sh ule bmq muqss cfs; echo '{FALLBACK_MARK}'; "
+                 f"sh {GUEST_TESTS}/fallback_time.sh {tasks} {FALLBACK_THREADS} ule bmq muqss",
+                 topology="2", cmdline="sched=ule", timeout=500)
+
+
+def test_priority_inversion_through_an_inode_lock_is_bounded(inversion_boot):
     """As uid 65534, a writer its class ranks low (BMQ: nice 19; ULE and
     MuQSS: SCHED_IDLE) rewrites a tmpfs file on CPU 1 beside a nice-0
     spinner of the same user; root's append to that file completes within
@@ -151,10 +168,34 @@ def test_priority_inversion_through_an_inode_lock_is_bounded(guest):
     under BMQ and MuQSS with kernel.sched_{bmq,muqss}_kernel_boost=0, their
     originals' behaviour, it waits until the spinner is killed. One boot,
     classes switched."""
-    res = guest(f"sh {GUEST_TESTS}/inversion.sh ule bmq muqss cfs", topology="2",
-                cmdline="sched=ule", timeout=400)
-    assert_tap(res.output, "inversion.sh")
+    res = inversion_boot
+    assert FALLBACK_MARK in res.output, res.output
+    assert_tap(res.output.split(FALLBACK_MARK)[0], "inversion.sh")
     assert not [l for l in sched_lines(res) if l.startswith("sched: watchdog:")], res.output
+
+
+def test_fallback_moves_every_task_and_the_running_ones_first(inversion_boot):
+    """sysrq-S leaving ULE, BMQ and MuQSS with FALLBACK_THREADS threads
+    of one process on CPUs 0-1, asleep and then spinning: each move ends
+    on cfs within 10 s with every thread moved, the first step (the
+    bypass) moves the one running task when they sleep and at least half
+    of the spinners, which are runnable, before the walk."""
+    runs = [m.groups() for m in MOVED.finditer(res_tail(inversion_boot))]
+    assert [r[0] for r in runs] == ["ule", "ule", "bmq", "bmq", "muqss", "muqss"], runs
+    for i, (cls, moved, total_ms, first, first_ms) in enumerate(runs):
+        spinning = i % 2
+        assert int(moved) >= FALLBACK_THREADS, runs[i]
+        assert int(total_ms) < 10000 and int(first_ms) <= int(total_ms), runs[i]
+        if spinning:
+            assert int(first) >= FALLBACK_THREADS // 2, runs[i]
+        else:
+            assert int(first) <= 4, runs[i]
+
+
+def res_tail(res):
+    """What fallback_time.sh printed, the kernel's lines among it."""
+    assert FALLBACK_MARK in res.output, res.output
+    return res.output.split(FALLBACK_MARK, 1)[1]
 
 
 @pytest.mark.parametrize("cls", ["ule", "bmq", "muqss"])
