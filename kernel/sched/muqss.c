@@ -861,10 +861,19 @@ static bool muqss_runs_here(struct rq *rq, struct task_struct *p)
 		muqss_may_take(p, cpu_of(rq)));
 }
 
-/* The first task in @rq's queue that its CPU may run. Context: @rq locked. */
+/*
+ * The first task in @rq's queue that its CPU may run. Unlike MuQSS, a CPU
+ * with no MuQSS task of its own looks at sysctl_sched_nr_migrate tasks of
+ * a shared queue at most, as the look across queues does: the others
+ * belong to CPUs sharing the queue, which run them. A CPU with tasks of
+ * its own walks to the first it may run, at worst the first of its own.
+ *
+ * Context: @rq locked.
+ */
 static struct task_struct *muqss_queue_first(struct rq *rq)
 {
 	struct muqss_sl_node *node, *head = &muqss_queue(rq)->sl.head;
+	int budget = rq->muqss.nr ? INT_MAX : READ_ONCE(sysctl_sched_nr_migrate);
 	struct task_struct *p;
 
 	lockdep_assert_rq_held(rq);
@@ -872,6 +881,8 @@ static struct task_struct *muqss_queue_first(struct rq *rq)
 		p = muqss_node_task(node);
 		if (muqss_runs_here(rq, p) && !sched_stall_injected(p))
 			return p;
+		if (--budget <= 0)
+			break;
 	}
 	return NULL;
 }

@@ -10,7 +10,8 @@
  * - a sleeper keeps its deadline while its slice lasts;
  * - spinners forked on one CPU reach idle CPUs through the pick's look
  *   across queues (there is no periodic balancer), which walks
- *   sysctl_sched_nr_migrate tasks of a queue at most;
+ *   sysctl_sched_nr_migrate tasks of a queue at most, as does an idle
+ *   CPU's walk of the queue it shares;
  * - SCHED_ISO: its priority range, unprivileged use, FIFO requests turned
  *   into it, reset-on-fork, what it is under CFS, how realtime and ISO
  *   time count against kernel.sched_muqss_iso_cpu (at tick edges) and what
@@ -1365,6 +1366,28 @@ TEST_F_TIMEOUT(muqss, look_across_queues_walks_nr_migrate_tasks, 60)
 	metric("look_across_queues_walks_nr_migrate_tasks", "capped_ms", capped, "ms");
 	metric("look_across_queues_walks_nr_migrate_tasks", "uncapped_ms", uncapped, "ms");
 	TH_LOG("ran on idle CPU 4 within %d ms: %lld ms at nr_migrate %s, %lld ms at %s",
+	       WALK_WINDOW_MS, capped, NR_MIGRATE_DEFAULT, uncapped, NR_MIGRATE_PAST);
+	EXPECT_GT(WALK_WINDOW_MS / 10, capped);
+	EXPECT_LT(WALK_WINDOW_MS / 2, uncapped);
+}
+
+/*
+ * Under rqshare=mc CPUs 0-3 pick from one queue; an idle CPU with no task
+ * of its own walks sysctl_sched_nr_migrate tasks of it at most (as the
+ * look does; MuQSS walks to the first it may run): the same spinner,
+ * allowed CPUs 0 and 2, is not taken by idle CPU 2 at 32 and is at 64.
+ */
+TEST_F_TIMEOUT(muqss, shared_queue_walk_stops_at_nr_migrate, 60)
+{
+	long long capped, uncapped;
+
+	if (setup_skipped(_metadata))
+		return;
+	ASSERT_EQ(0, write_text(RQSHARE_KNOB, "mc"));
+	ASSERT_EQ(0, walk_cap_run(0, 2, &capped, &uncapped));
+	metric("shared_queue_walk_stops_at_nr_migrate", "capped_ms", capped, "ms");
+	metric("shared_queue_walk_stops_at_nr_migrate", "uncapped_ms", uncapped, "ms");
+	TH_LOG("ran on idle CPU 2 within %d ms: %lld ms at nr_migrate %s, %lld ms at %s",
 	       WALK_WINDOW_MS, capped, NR_MIGRATE_DEFAULT, uncapped, NR_MIGRATE_PAST);
 	EXPECT_GT(WALK_WINDOW_MS / 10, capped);
 	EXPECT_LT(WALK_WINDOW_MS / 2, uncapped);
