@@ -910,4 +910,25 @@ static inline void spread_over_every_cpu(struct __test_metadata *_metadata)
 	EXPECT_TRUE(ok);
 }
 
+/*
+ * walk_cap_run() as test @name: at the default nr_migrate the task stays
+ * off idle CPU @to, past the tasks ahead it runs there.
+ */
+static inline void walk_cap_expect(struct __test_metadata *_metadata, const char *name,
+				   int from, int to)
+{
+	long long capped, uncapped;
+	int ret = walk_cap_run(from, to, &capped, &uncapped);
+
+	EXPECT_EQ(0, ret) TH_LOG("the workload did not start");
+	if (ret)
+		return;
+	metric(name, "capped_ms", capped, "ms");
+	metric(name, "uncapped_ms", uncapped, "ms");
+	TH_LOG("ran on idle CPU %d within %d ms: %lld ms at nr_migrate %s, %lld ms at %s",
+	       to, WALK_WINDOW_MS, capped, NR_MIGRATE_DEFAULT, uncapped, NR_MIGRATE_PAST);
+	EXPECT_GT(WALK_WINDOW_MS / 10, capped);
+	EXPECT_LT(WALK_WINDOW_MS / 2, uncapped);
+}
+
 #endif /* SCHED_TEST_H */
