@@ -160,6 +160,14 @@ def inversion_boot(guest):
                  topology="2", cmdline="sched=ule", timeout=500)
 
 
+def boot_parts(res):
+    """What inversion.sh printed, and what fallback_time.sh printed (the
+    kernel's lines among it)."""
+    assert FALLBACK_MARK in res.output, res.output
+    inversion, fallback = res.output.split(FALLBACK_MARK, 1)
+    return inversion, fallback
+
+
 def test_priority_inversion_through_an_inode_lock_is_bounded(inversion_boot):
     """As uid 65534, a writer its class ranks low (BMQ: nice 19; ULE and
     MuQSS: SCHED_IDLE) rewrites a tmpfs file on CPU 1 beside a nice-0
@@ -168,10 +176,10 @@ def test_priority_inversion_through_an_inode_lock_is_bounded(inversion_boot):
     under BMQ and MuQSS with kernel.sched_{bmq,muqss}_kernel_boost=0, their
     originals' behaviour, it waits until the spinner is killed. One boot,
     classes switched."""
-    res = inversion_boot
-    assert FALLBACK_MARK in res.output, res.output
-    assert_tap(res.output.split(FALLBACK_MARK)[0], "inversion.sh")
-    assert not [l for l in sched_lines(res) if l.startswith("sched: watchdog:")], res.output
+    inversion, _ = boot_parts(inversion_boot)
+    assert_tap(inversion, "inversion.sh")
+    assert not [l for l in sched_lines(inversion_boot) if l.startswith("sched: watchdog:")], \
+        inversion_boot.output
 
 
 def test_fallback_moves_every_task_and_the_running_ones_first(inversion_boot):
@@ -180,7 +188,8 @@ def test_fallback_moves_every_task_and_the_running_ones_first(inversion_boot):
     on cfs within 10 s with every thread moved, the first step (the
     bypass) moves the one running task when they sleep and at least half
     of the spinners, which are runnable, before the walk."""
-    runs = [m.groups() for m in MOVED.finditer(res_tail(inversion_boot))]
+    _, fallback = boot_parts(inversion_boot)
+    runs = [m.groups() for m in MOVED.finditer(fallback)]
     assert [r[0] for r in runs] == ["ule", "ule", "bmq", "bmq", "muqss", "muqss"], runs
     for i, (cls, moved, total_ms, first, first_ms) in enumerate(runs):
         spinning = i % 2
@@ -192,10 +201,6 @@ def test_fallback_moves_every_task_and_the_running_ones_first(inversion_boot):
             assert int(first) <= 4, runs[i]
 
 
-def res_tail(res):
-    """What fallback_time.sh printed, the kernel's lines among it."""
-    assert FALLBACK_MARK in res.output, res.output
-    return res.output.split(FALLBACK_MARK, 1)[1]
 
 
 @pytest.mark.parametrize("cls", ["ule", "bmq", "muqss"])

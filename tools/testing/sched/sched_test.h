@@ -814,7 +814,7 @@ static inline void metric(const char *test, const char *name, double value, cons
 static inline long long walk_taken_ms(int to, int mover)
 {
 	int blocker = spinner(to, 0);
-	long long before;
+	long long before, after;
 
 	if (blocker < 0)
 		return -1;
@@ -822,8 +822,8 @@ static inline long long walk_taken_ms(int to, int mover)
 	before = runtime_ns(mover);
 	stop(blocker);
 	sleep_ms(WALK_WINDOW_MS);
-	return before < 0 || runtime_ns(mover) < 0 ? -1 :
-	       (runtime_ns(mover) - before) / 1000000;
+	after = runtime_ns(mover);
+	return before < 0 || after < 0 ? -1 : (after - before) / 1000000;
 }
 
 /*
