@@ -348,6 +348,7 @@ static bool sched_fallback_request(const char *reason)
 static unsigned int sched_watchdog_ms __read_mostly = SCHED_WATCHDOG_DEFAULT_MS;
 static bool sched_watchdog_armed;
 static unsigned long sched_watchdog_last_check;
+static unsigned int sched_watchdog_checks_run;
 static struct hrtimer sched_watchdog_timer;
 
 /* 0 (off) or a timeout the checks can resolve and jiffies can hold. */
@@ -419,16 +420,40 @@ static unsigned int sched_watchdog_rq_rtdl_pct(struct rq *rq)
 }
 
 /*
- * A wait counts as a stall unless the task's class says it waits behind
- * better work (SCHED_IDLE behind normal tasks, a worse BMQ level): the
- * starvation a class causes by its own rules is not a broken class.
+ * Whether the task's class says it waits behind better work (SCHED_IDLE
+ * behind normal tasks, a worse BMQ level): the starvation a class causes
+ * by its own rules is not a broken class.
  */
-static bool sched_watchdog_counts(struct rq *rq, struct task_struct *p)
+static bool sched_watchdog_behind_better(struct rq *rq, struct task_struct *p)
 {
 	const struct sched_class *class = p->sched_class;
 
 	lockdep_assert_rq_held(rq);
-	return !class->task_behind_better || !class->task_behind_better(rq, p);
+	return class->task_behind_better && class->task_behind_better(rq, p);
+}
+
+/*
+ * A check asks the class about a task from two periods before the
+ * timeout, so that the check before the one that could report it has
+ * asked too, however late the worker ran it.
+ */
+static bool sched_watchdog_asks(unsigned long waited, unsigned long timeout,
+				unsigned long period)
+{
+	return waited + 2 * period > timeout;
+}
+
+/*
+ * A wait of @waited jiffies is a stall once it passes @timeout, unless
+ * the task waits behind better work (@behind) or did at the previous
+ * check (@behind_before): a check in the instant better work ends finds
+ * the task that waited behind it not yet run, before its class had a
+ * chance to run it. The next check reports it if it still has not run.
+ */
+static bool sched_watchdog_stalled(unsigned long waited, unsigned long timeout,
+				   bool behind, bool behind_before)
+{
+	return waited > timeout && !behind && !behind_before;
 }
 
 /*
@@ -439,26 +464,43 @@ static bool sched_watchdog_counts(struct rq *rq, struct task_struct *p)
  */
 #define SCHED_WATCHDOG_BATCH	32
 
+/* One stall check: its number, and the timeout and period in jiffies. */
+struct sched_watchdog_pass {
+	unsigned int	nr;
+	unsigned long	timeout;
+	unsigned long	period;
+};
+
 /*
  * Looks at up to SCHED_WATCHDOG_BATCH waiting tasks from the head of
- * @rq's list and returns how many: the first stalled for longer than
- * @timeout jiffies fills @stall and ends the batch; the others go to the
- * tail, so that the next batch looks at the next ones.
+ * @rq's list and returns how many: the first stalled fills @stall and
+ * ends the batch; the others go to the tail, so that the next batch
+ * looks at the next ones.
  */
-static unsigned int sched_watchdog_check_batch(struct rq *rq, unsigned long timeout,
+static unsigned int sched_watchdog_check_batch(struct rq *rq,
+					       const struct sched_watchdog_pass *pass,
 					       struct sched_stall *stall, bool *found)
 {
 	struct list_head *waiting = &rq->sched_runnable;
-	unsigned long now = jiffies;
+	unsigned long now = jiffies, waited;
 	struct task_struct *p;
 	unsigned int seen = 0;
+	bool behind, before;
 
 	lockdep_assert_rq_held(rq);
 	while (seen < SCHED_WATCHDOG_BATCH && !list_empty(waiting)) {
 		p = list_first_entry(waiting, struct task_struct, sched_runnable_node);
 		seen++;
-		if (!time_after(now, p->sched_runnable_since + timeout) ||
-		    !sched_watchdog_counts(rq, p)) {
+		waited = now - p->sched_runnable_since;
+		if (!sched_watchdog_asks(waited, pass->timeout, pass->period)) {
+			list_move_tail(&p->sched_runnable_node, waiting);
+			continue;
+		}
+		behind = sched_watchdog_behind_better(rq, p);
+		before = p->sched_behind_better_check == pass->nr - 1;
+		if (behind)
+			p->sched_behind_better_check = pass->nr;
+		if (!sched_watchdog_stalled(waited, pass->timeout, behind, before)) {
 			list_move_tail(&p->sched_runnable_node, waiting);
 			continue;
 		}
@@ -468,7 +510,7 @@ static unsigned int sched_watchdog_check_batch(struct rq *rq, unsigned long time
 		stall->comm[TASK_COMM_LEN - 1] = '\0';
 		stall->pid = task_pid_nr(p);
 		stall->cpu = cpu_of(rq);
-		stall->waited_ms = jiffies_to_msecs(now - p->sched_runnable_since);
+		stall->waited_ms = jiffies_to_msecs(waited);
 		stall->rtdl_pct = sched_watchdog_rq_rtdl_pct(rq);
 		*found = true;
 		break;
@@ -480,7 +522,7 @@ static unsigned int sched_watchdog_check_batch(struct rq *rq, unsigned long time
  * The first stall on @rq's list, looking at about as many tasks as it
  * held when the check came, a batch at a time.
  */
-static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
+static bool sched_watchdog_check_rq(struct rq *rq, const struct sched_watchdog_pass *pass,
 				    struct sched_stall *stall)
 {
 	unsigned int todo = READ_ONCE(rq->nr_running), seen;
@@ -497,7 +539,7 @@ static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
 		return false;
 	do {
 		rq_lock_irqsave(rq, &rf);
-		seen = sched_watchdog_check_batch(rq, timeout, stall, &found);
+		seen = sched_watchdog_check_batch(rq, pass, stall, &found);
 		rq_unlock_irqrestore(rq, &rf);
 		todo -= min(todo, seen);
 		cond_resched();
@@ -508,6 +550,7 @@ static bool sched_watchdog_check_rq(struct rq *rq, unsigned long timeout,
 static void sched_watchdog_checkfn(struct kthread_work *work)
 {
 	unsigned int ms = READ_ONCE(sched_watchdog_ms);
+	struct sched_watchdog_pass pass;
 	struct sched_stall stall;
 	bool found = false;
 	int cpu;
@@ -515,8 +558,12 @@ static void sched_watchdog_checkfn(struct kthread_work *work)
 	if (!READ_ONCE(sched_watchdog_armed) || !ms)
 		return;
 	WRITE_ONCE(sched_watchdog_last_check, jiffies);
+	/* Only this worker runs checks: the count needs no lock. */
+	pass.nr = ++sched_watchdog_checks_run;
+	pass.timeout = msecs_to_jiffies(ms);
+	pass.period = msecs_to_jiffies(sched_watchdog_period_ms(ms));
 	for_each_online_cpu(cpu) {
-		found = sched_watchdog_check_rq(cpu_rq(cpu), msecs_to_jiffies(ms), &stall);
+		found = sched_watchdog_check_rq(cpu_rq(cpu), &pass, &stall);
 		if (found)
 			break;
 	}

@@ -84,6 +84,26 @@ static void sched_watchdog_periods(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sched_watchdog_period_ms(1), 1U);
 }
 
+/*
+ * Better work ending in the instant of a check: the task that waited
+ * behind it is not reported by that check, only by the next if it still
+ * has not run. A wait never behind better work is reported at once.
+ */
+static void sched_watchdog_stall_rule(struct kunit *test)
+{
+	unsigned long timeout = 2000, period = 250;
+
+	KUNIT_EXPECT_FALSE(test, sched_watchdog_stalled(timeout, timeout, false, false));
+	KUNIT_EXPECT_TRUE(test, sched_watchdog_stalled(timeout + 1, timeout, false, false));
+	KUNIT_EXPECT_FALSE(test, sched_watchdog_stalled(12060, timeout, true, false));
+	KUNIT_EXPECT_FALSE(test, sched_watchdog_stalled(12060, timeout, false, true));
+	KUNIT_EXPECT_TRUE(test, sched_watchdog_stalled(12060 + period, timeout, false, false));
+	/* Asked from two periods before the timeout, not earlier. */
+	KUNIT_EXPECT_FALSE(test, sched_watchdog_asks(timeout - 2 * period, timeout, period));
+	KUNIT_EXPECT_TRUE(test, sched_watchdog_asks(timeout - 2 * period + 1, timeout, period));
+	KUNIT_EXPECT_TRUE(test, sched_watchdog_asks(timeout + 1, timeout, period));
+}
+
 /* A stall beside realtime work is attributed to it from half the CPU. */
 static void sched_watchdog_rtdl_share(struct kunit *test)
 {
@@ -199,6 +219,7 @@ static struct kunit_case sched_class_select_cases[] = {
 #ifdef CONFIG_SCHED_CLASS_SWITCH
 	KUNIT_CASE(sched_watchdog_values),
 	KUNIT_CASE(sched_watchdog_periods),
+	KUNIT_CASE(sched_watchdog_stall_rule),
 	KUNIT_CASE(sched_watchdog_rtdl_share),
 	KUNIT_CASE(sched_class_without_worker),
 	KUNIT_CASE(sched_class_without_fallback_thread),

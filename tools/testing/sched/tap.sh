@@ -4,8 +4,6 @@ n=0
 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-# todo TEST REASON: a known failure, reported and not counted (TAP TODO).
-todo() { n=$((n + 1)); echo "not ok $n - $1 # TODO $2"; }
 check() { if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3 (got '$1', want '$2')"; fi; }
 # rejects FILE VALUE: writing VALUE must fail and leave FILE's value alone.
 rejects() {
