@@ -98,6 +98,19 @@ def assert_class_checks():
 
 
 @pytest.fixture(scope="session")
+def class_stress():
+    """command(cls, seconds, rounds): the guest command that runs
+    class_stress.c's checks of CLS, its storm for SECONDS and ROUNDS rounds
+    of hotplug under load."""
+    program = build.guest_program("class_stress")
+
+    def command(cls, seconds, rounds):
+        return (f"CLASS_STRESS_CLASS={cls} CLASS_STRESS_SECONDS={seconds} "
+                f"CLASS_STRESS_ROUNDS={rounds} {program}")
+    return command
+
+
+@pytest.fixture(scope="session")
 def default_boot(guest, class_generic):
     """One 2x4 boot with no sched= parameter, shared by the tests that only
     need to look at a default boot (class selection, KUnit, the classes'

@@ -17,7 +17,7 @@
   spinners placed on different cores and moved apart by the SMT active
   balance; and on 2x2x2, where that balance moves spinners to idle cores
   of another LLC;
-- class_stress.sh: a stress-ng storm and CPU offline/online under load.
+- class_stress.c: a stress-ng storm and CPU offline/online under load.
 
 The selftest comparison with CFS is in test_selftests.py and the run-time
 switch in test_sched_select.py."""
@@ -88,11 +88,11 @@ def test_smt_active_balance_beyond_the_llc(guest, uleload, tmp_path_factory):
 
 
 @bmq
-def test_stress_and_hotplug_lose_no_task(guest):
+def test_stress_and_hotplug_lose_no_task(guest, class_stress):
     """stress-ng fork/switch/affinity/cpu-online storm, then every CPU but 0
     offlined and onlined under 2 spinners per CPU, on the debug kernel:
     no splat (the harness fails on any), no spinner lost or left on an
     offline CPU."""
-    res = guest(f"sh {GUEST_TESTS}/class_stress.sh bmq 15 1", topology="2x2",
+    res = guest(class_stress("bmq", 15, 1), topology="2x2",
                 cmdline="sched=bmq", timeout=600)
-    assert_tap(res.output, "class_stress.sh under sched=bmq")
+    assert_tap(res.output, "class_stress under sched=bmq")

@@ -11,7 +11,7 @@
   yield_type 2, the offer after a realtime preemption, rqshare (modes,
   hotplug, a switch to CFS and back, an affinity move) and two cpuset
   partitions; its measurements arrive as JSON lines;
-- class_stress.sh: a stress-ng storm and CPU offline/online under load;
+- class_stress.c: a stress-ng storm and CPU offline/online under load;
 - smt_spread.sh in the shared smt boot (conftest.smt_boot): seed 003's
   test, two spinners one per core.
 
@@ -66,17 +66,17 @@ def test_checks_in_guest(class_checks, assert_class_checks):
 
 
 @muqss
-def test_stress_and_hotplug_lose_no_task(guest):
+def test_stress_and_hotplug_lose_no_task(guest, class_stress):
     """A stress-ng storm, then CPU 1 offlined and onlined under 2 spinners
     per CPU, on the debug kernel: no splat (the harness fails on any), no
     spinner lost or left on an offline CPU. The boot also sets the
     queue sharing from the command line: an unknown rqshare= value is
     refused in one line that names the mode kept, and a later
     rqshare=none is the mode the sysctl reads (the default is mc)."""
-    res = guest(f'echo "# rqshare: $(cat {RQSHARE})"; '
-                f"sh {GUEST_TESTS}/class_stress.sh muqss 15 1", topology="2x2",
+    res = guest(f'echo "# rqshare: $(cat {RQSHARE})"; ' + class_stress("muqss", 15, 1),
+                topology="2x2",
                 cmdline="sched=muqss rqshare=bogus rqshare=none", timeout=600)
-    assert_tap(res.output, "class_stress.sh under sched=muqss")
+    assert_tap(res.output, "class_stress under sched=muqss")
     refused = [line for line in res.console.splitlines() if 'rqshare="bogus"' in line]
     assert len(refused) == 1 and "keeping mc" in refused[0], refused
     assert "# rqshare: none" in res.output.splitlines(), res.output[:500]

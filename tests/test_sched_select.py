@@ -90,14 +90,14 @@ def test_switch_at_run_time(guest, start, other):
         f"sched: normal tasks moved from {other} to {start}"]
 
 
-def test_cfs_stress_hotplug_and_throttled_groups(guest):
-    """class_stress.sh under CFS: the storm and hotplug rounds the classes
+def test_cfs_stress_hotplug_and_throttled_groups(guest, class_stress):
+    """class_stress.c under CFS: the storm and hotplug rounds the classes
     pass, then a cpu.max group throttled on the CPUs while each goes
     offline and while the cpuset flag rebuilds the domains. 6.1 updated
     the clock once per throttled group there (WARN_DOUBLE_CLOCK, which the
     debug guests turn on); two backported patches make it once."""
-    res = guest(f"sh {GUEST_TESTS}/class_stress.sh cfs 5 1", topology="2x2", timeout=600)
-    assert_tap(res.output, "class_stress.sh under sched=cfs")
+    res = guest(class_stress("cfs", 5, 1), topology="2x2", timeout=600)
+    assert_tap(res.output, "class_stress under sched=cfs")
 
 
 @pytest.mark.parametrize("cls", ["ule", "bmq", "muqss"])
@@ -246,7 +246,8 @@ def test_switch_storm_with_zombies_threads_forks_and_setscheduler(guest):
     and each is that stressor; that every stressor ran again is checked in
     the guest (all die when killed). Any other splat fails the test."""
     tasks = build.guest_program("tasks")
-    res = guest(f"sh {GUEST_TESTS}/sched_class_storm.sh {tasks} 21", topology="2x2",
+    storm = build.guest_program("switch_storm")
+    res = guest(f"SWITCH_STORM_TASKS={tasks} SWITCH_STORM_ROUNDS=21 {storm}", topology="2x2",
                 timeout=900, allow_splats=True)
     assert_tap(res.output, "switch storm")
     others = [s for s in res.splats if s != RCU_STALL]

@@ -10,7 +10,7 @@ the balance test, which keeps every vCPU busy):
   leader, and charged to the parent's main thread when another thread
   forked it), and a new thread starting with its creator's whole history
   at no charge to it; its measurements arrive as JSON lines;
-- class_stress.sh: a stress-ng storm and CPU offline/online under load;
+- class_stress.c: a stress-ng storm and CPU offline/online under load;
 - sanity_checker.sh under sched=ule: the sanity checker finds ULE's
   waiting tasks (the script turns ULE's idle stealing and balancer off);
 - ule_starvation.sh under sched=ule and sched=cfs: 80 mostly-sleeping
@@ -248,14 +248,14 @@ def test_boot_message_names_ule(checks_run):
 
 
 @ule
-def test_stress_and_hotplug_lose_no_task(guest):
+def test_stress_and_hotplug_lose_no_task(guest, class_stress):
     """stress-ng fork/switch/affinity/cpu-online storm, then every CPU but 0
     offlined and onlined under 2 spinners per CPU, on the debug kernel:
     no splat (the harness fails on any), no spinner lost or left on an
     offline CPU."""
-    res = guest(f"sh {GUEST_TESTS}/class_stress.sh ule 15 1", topology="2x2",
+    res = guest(class_stress("ule", 15, 1), topology="2x2",
                 cmdline="sched=ule", timeout=600)
-    assert_tap(res.output, "class_stress.sh under sched=ule")
+    assert_tap(res.output, "class_stress under sched=ule")
 
 
 # -- 2. starvation -----------------------------------------------------------

@@ -36,29 +36,6 @@
 #define LOG_BURST		10
 #define LOG_WINDOW_MS		5300
 
-/*
- * State and policy (field 41) of task @tid of process @pid; -errno when
- * the task is gone.
- */
-static int task_state(int pid, int tid, char *state, int *policy)
-{
-	char path[PATH_LEN], buf[1024];
-	const char *st, *pol;
-	int ret;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	ret = read_line(path, buf, sizeof(buf));
-	if (ret)
-		return ret;
-	st = stat_field(buf, 3);
-	pol = stat_field(buf, 41);
-	if (!st || !pol)
-		return -EIO;
-	*state = *st;
-	*policy = atoi(pol);
-	return 0;
-}
-
 /* The start of the line a refused write to knob @name logs. */
 static void knob_line(char *buf, size_t len, const char *name)
 {
@@ -202,37 +179,11 @@ TEST_F(cls, this_task_and_kthreadd_run_on_it)
  */
 TEST_F(cls, every_normal_task_runs_on_it)
 {
-	static int ids[MAX_TASKS][2];
-	int normal = 0, others = 0, bad = 0, n, i;
+	int normal, others, bad;
 
 	if (setup_skipped(_metadata))
 		return;
-	n = list_tasks(ids, MAX_TASKS);
-	ASSERT_LT(0, n);
-	for (i = 0; i < n; i++) {
-		char path[PATH_LEN], cls[NAME_LEN], state;
-		int pid = ids[i][0], tid = ids[i][1], policy;
-
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/sched", pid, tid);
-		if (task_state(pid, tid, &state, &policy) ||
-		    sched_field(path, "class", cls, sizeof(cls)))
-			continue;	/* gone meanwhile */
-		if (state == 'Z' || state == 'X')
-			continue;
-		if (policy == SCHED_OTHER || policy == SCHED_BATCH || policy == SCHED_IDLE) {
-			normal++;
-			if (strcmp(cls, variant->name)) {
-				bad++;
-				TH_LOG("%d/%d: policy %d on %s", pid, tid, policy, cls);
-			}
-		} else {
-			others++;
-			if (strcmp(cls, "rt") && strcmp(cls, "dl") && strcmp(cls, "stop")) {
-				bad++;
-				TH_LOG("%d/%d: policy %d on %s", pid, tid, policy, cls);
-			}
-		}
-	}
+	bad = normal_tasks_off(_metadata, variant->name, &normal, &others);
 	TH_LOG("%d normal-policy tasks, %d realtime or deadline tasks", normal, others);
 	EXPECT_LT(0, normal);
 	EXPECT_EQ(0, bad);

@@ -931,4 +931,99 @@ static inline void walk_cap_expect(struct __test_metadata *_metadata, const char
 	EXPECT_LT(WALK_WINDOW_MS / 2, uncapped);
 }
 
+/*
+ * State and policy (field 41) of task @tid of process @pid; -errno when
+ * the task is gone.
+ */
+static inline int task_state(int pid, int tid, char *state, int *policy)
+{
+	char path[PATH_LEN], buf[1024];
+	const char *st, *pol;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	ret = read_line(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	st = stat_field(buf, 3);
+	pol = stat_field(buf, 41);
+	if (!st || !pol)
+		return -EIO;
+	*state = *st;
+	*policy = atoi(pol);
+	return 0;
+}
+
+/*
+ * Tasks not where they belong: a normal policy (0 normal, 3 batch, 5
+ * idle) not on class @cls, any other not on rt, dl or stop; each logged.
+ * Zombies keep the class they died on and are left out. Counts both kinds
+ * in @normal and @others; -1 when /proc cannot be read.
+ */
+static inline int normal_tasks_off(struct __test_metadata *_metadata, const char *cls,
+				   int *normal, int *others)
+{
+	static int ids[MAX_TASKS][2];
+	int n = list_tasks(ids, MAX_TASKS), bad = 0, i;
+
+	*normal = *others = 0;
+	if (n <= 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		char path[PATH_LEN], on[NAME_LEN], state;
+		int pid = ids[i][0], tid = ids[i][1], policy;
+		bool ok;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/sched", pid, tid);
+		if (task_state(pid, tid, &state, &policy) ||
+		    sched_field(path, "class", on, sizeof(on)))
+			continue;	/* gone meanwhile */
+		if (state == 'Z' || state == 'X')
+			continue;
+		if (policy == SCHED_OTHER || policy == SCHED_BATCH || policy == SCHED_IDLE) {
+			(*normal)++;
+			ok = !strcmp(on, cls);
+		} else {
+			(*others)++;
+			ok = !strcmp(on, "rt") || !strcmp(on, "dl") || !strcmp(on, "stop");
+		}
+		if (!ok) {
+			bad++;
+			TH_LOG("%d/%d: policy %d on %s", pid, tid, policy, on);
+		}
+	}
+	return bad;
+}
+
+#define GAIN_WAIT_MS		2000
+#define STAT_UTIME		14
+
+/*
+ * Spinners @pids that are gone, gain no CPU time in GAIN_WAIT_MS, or are
+ * not on class @cls; each logged.
+ */
+static inline int spinners_stuck(struct __test_metadata *_metadata, const int *pids, int n,
+				 const char *cls)
+{
+	long long before[MAX_SPINNERS], after;
+	char path[PATH_LEN], on[NAME_LEN];
+	int i, stuck = 0;
+
+	for (i = 0; i < n && i < MAX_SPINNERS; i++)
+		before[i] = task_stat_num(pids[i], STAT_UTIME);
+	sleep_ms(GAIN_WAIT_MS);
+	for (i = 0; i < n && i < MAX_SPINNERS; i++) {
+		after = task_stat_num(pids[i], STAT_UTIME);
+		on[0] = '\0';
+		snprintf(path, sizeof(path), "/proc/%d/sched", pids[i]);
+		if (after >= 0 && before[i] >= 0 && after > before[i] &&
+		    !sched_field(path, "class", on, sizeof(on)) && !strcmp(on, cls))
+			continue;
+		TH_LOG("spinner %d: utime %lld -> %lld, class %s", pids[i], before[i], after,
+		       after < 0 ? "gone" : on);
+		stuck++;
+	}
+	return stuck;
+}
+
 #endif /* SCHED_TEST_H */

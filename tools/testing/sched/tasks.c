@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Many tasks for the class-switch tests (sched_class_storm.sh,
+ * Many tasks for the class-switch tests (switch_storm.c,
  * switch_irqsoff.sh). Prints "ready N" once they exist, then waits until it
  * is killed or its stdin closes.
  *
