@@ -286,15 +286,23 @@ def main(argv=None):
     references = {name: reference.info_of(name) for name in dict.fromkeys(a.reference)}
     progress = Progress(plan_of(experiments, rounds, a.quick, a.topology, a.host, a.boots,
                                 references))
-    threading.Thread(target=progress.heartbeat, daemon=True).start()
+    # Stopped with the run: a caller in the same process (the tests) must
+    # not get its lines on its own stderr later.
+    stop = threading.Event()
+    heartbeat = threading.Thread(target=progress.heartbeat, args=(60.0, stop), daemon=True)
+    heartbeat.start()
     ctx = Context(rounds, a.quick, runner, progress, build_programs=not a.no_build,
                   boots=a.boots, references=references)
     failed, status = [], command.OK
-    for index, exp in enumerate(experiments):
-        done = run_and_save(exp, index, ctx, a, folder, argv)
-        if done is not True:
-            failed.append(exp.name)
-            status = max(status, command.GUEST if done == command.GUEST else command.FAILED)
+    try:
+        for index, exp in enumerate(experiments):
+            done = run_and_save(exp, index, ctx, a, folder, argv)
+            if done is not True:
+                failed.append(exp.name)
+                status = max(status, command.GUEST if done == command.GUEST else command.FAILED)
+    finally:
+        stop.set()
+        heartbeat.join()
     print(f"reproduce: {len(experiments) - len(failed)} of {len(experiments)} experiments "
           f"done in {duration(time.monotonic() - progress.start)}; report: "
           f"{folder / 'report.md'}; guest files: {workdir}", file=sys.stderr)
