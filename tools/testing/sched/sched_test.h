@@ -531,28 +531,35 @@ static inline int trace_has(const char *line, const char *key, int val)
 #define MAX_KIDS		8
 
 /*
- * The workload program (uleload.c): $ULELOAD, or the uleload beside this
- * program.
+ * A helper program's path in @path: $@env_name if set, else @name beside
+ * this program (or @name alone when /proc/self/exe cannot be read).
  */
-static inline const char *uleload_path(void)
+static inline const char *sibling_program(const char *env_name, const char *name,
+					  char *path, size_t len)
 {
-	static char path[PATH_LEN];
-	const char *env = getenv("ULELOAD");
+	const char *env = getenv(env_name);
 	char self[PATH_LEN];
 	ssize_t n;
 
-	if (path[0])
-		return path;
-	if (env) {
-		snprintf(path, sizeof(path), "%s", env);
+	if (env && *env) {
+		snprintf(path, len, "%s", env);
 		return path;
 	}
+	snprintf(path, len, "%s", name);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = '\0';
-		snprintf(path, sizeof(path), "%s/uleload", dirname(self));
+		snprintf(path, len, "%s/%s", dirname(self), name);
 	}
 	return path;
+}
+
+/* The workload program (uleload.c). */
+static inline const char *uleload_path(void)
+{
+	static char path[PATH_LEN];
+
+	return path[0] ? path : sibling_program("ULELOAD", "uleload", path, sizeof(path));
 }
 
 /*

@@ -50,18 +50,8 @@
 static const char *tasks_path(void)
 {
 	static char path[PATH_LEN];
-	const char *env = getenv("SWITCH_STORM_TASKS");
-	char self[PATH_LEN];
-	ssize_t n;
 
-	if (env && *env)
-		return env;
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return "tasks";
-	self[n] = '\0';
-	snprintf(path, sizeof(path), "%s/tasks", dirname(self));
-	return path;
+	return sibling_program("SWITCH_STORM_TASKS", "tasks", path, sizeof(path));
 }
 
 FIXTURE(storm) {
