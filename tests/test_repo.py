@@ -65,10 +65,12 @@ def test_checkpatch_new_file(checkpatch, path):
     assert rc == 0 and "total: 0 errors, 0 warnings, 0 checks" in out, out
 
 
-RST_DOCS = sorted((paths.REPO / "Documentation").rglob("*.rst"))
+# The kernel's documents and the project's own (docs/).
+RST_DOCS = sorted([*(paths.REPO / "Documentation").rglob("*.rst"),
+                   *(paths.REPO / "docs").rglob("*.rst")])
 
 
-@pytest.mark.parametrize("doc", RST_DOCS, ids=lambda p: p.name)
+@pytest.mark.parametrize("doc", RST_DOCS, ids=lambda p: str(p.relative_to(paths.REPO)))
 def test_rst_document_parses(doc):
     """docutils reports malformed tables, bad indentation and the like
     (Sphinx roles and directives it does not know are not errors here)."""
