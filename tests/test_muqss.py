@@ -109,7 +109,7 @@ def test_smt_nice_not_ported(guest):
 def test_pick_cost_suite_runs_under_both_classes(guest):
     """class_bench.sh --suite pick (the look's cost, docs/muqss.rst)
     at smoke size: a value per class and round, no failure. The same boot
-    runs --suite walk (sched-class-select.rst, "Longest interrupts-off
+    runs --suite walk (docs/class-select.rst, "Longest interrupts-off
     section") at smoke size under every class: 500 threads wait on CPUs
     0-1 while pipe and cyclictest run on CPUs 2-3."""
     mark = "# walk suite"

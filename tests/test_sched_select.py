@@ -153,7 +153,7 @@ MOVED = re.compile(r"sched: normal tasks moved from (\w+) to cfs \((\d+) tasks, 
 def inversion_boot(guest):
     """One 2-CPU boot: inversion.sh under each class, then
     fallback_time.sh with FALLBACK_THREADS threads (the measurement of
-    sched-class-select.rst at a size CI affords)."""
+    docs/class-select.rst at a size CI affords)."""
     tasks = build.guest_program("tasks")
     return guest(f"sh {GUEST_TESTS}/inversion.sh ule bmq muqss cfs; echo '{FALLBACK_MARK}'; "
                  f"sh {GUEST_TESTS}/fallback_time.sh {tasks} {FALLBACK_THREADS} ule bmq muqss",

@@ -6,7 +6,7 @@
 # Prints the kernel's "normal tasks moved" line per run, and when (uptime)
 # sysrq-S was written, kernel.sched_class read cfs and the threads were gone.
 # Usage: fallback_time.sh TASKS_BIN THREADS CLASS...   (2 CPUs or more)
-# A measurement: sched-class-select.rst records the figures and the
+# A measurement: docs/class-select.rst records the figures and the
 # command; tests/test_sched_select.py runs it small and checks every line.
 usage="usage: $0 TASKS_BIN THREADS CLASS..."
 tasks=${1:?$usage}

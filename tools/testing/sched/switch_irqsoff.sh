@@ -5,7 +5,7 @@
 # Usage: switch_irqsoff.sh TASKS_BIN THREADS OTHER_CLASS [SWITCHES]
 # Prints "# irqsoff-max idle=US switch=US" and the worst section's trace
 # head. A measurement, not a pass/fail test: Documentation/scheduler/
-# sched-class-select.rst records the figures and the command.
+# docs/class-select.rst records the figures and the command.
 tasks=${1:?usage: $0 TASKS_BIN THREADS OTHER_CLASS [SWITCHES]}
 threads=${2:?}
 other=${3:?}
