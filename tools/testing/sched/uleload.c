@@ -39,11 +39,13 @@
  *   uleload spawn N                          the main thread sleeps 1 s, then
  *                                            creates N threads that block;
  *                                            prints "main RUN0 RUN1 SLP1
- *                                            thread RUN SLP": its
+ *                                            thread RUN SLP cpu CPU": its
  *                                            ule.runtime_us before and after
  *                                            creating them, its
- *                                            ule.slptime_us after, and the
- *                                            first thread's two values
+ *                                            ule.slptime_us after, the
+ *                                            first thread's two values and
+ *                                            the CPU time (us) the creation
+ *                                            took the main thread
  *   uleload pi [WAITER_NICE]                 priority lending: an owner thread
  *                                            spins holding a PTHREAD_PRIO_INHERIT
  *                                            mutex; a waiter runs 0.5 ms and
@@ -175,6 +177,15 @@ static long now_us(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+/* CPU time of the calling thread. */
+static long thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
 }
 
@@ -495,7 +506,7 @@ static void *spawn_thread(void *arg)
 static int spawn(long n)
 {
 	pthread_t *threads = calloc(n, sizeof(*threads));
-	long run0, run1, slp1, i;
+	long run0, run1, slp1, cpu0, i;
 	pid_t me = gettid();
 
 	tids = calloc(n, sizeof(*tids));
@@ -503,18 +514,21 @@ static int spawn(long n)
 		return 1;
 	sleep_for(1000000);
 	run0 = ule_value_of(me, "ule.runtime_us");
+	cpu0 = thread_cpu_us();
 	for (i = 0; i < n; i++) {
 		if (pthread_create(&threads[i], NULL, spawn_thread, (void *)i)) {
 			perror("uleload: pthread_create");
 			return 1;
 		}
 	}
+	cpu0 = thread_cpu_us() - cpu0;
 	run1 = ule_value_of(me, "ule.runtime_us");
 	slp1 = ule_value_of(me, "ule.slptime_us");
 	while (!__atomic_load_n(&tids[0], __ATOMIC_ACQUIRE))
 		sleep_for(1000);
-	printf("main %ld %ld %ld thread %ld %ld\n", run0, run1, slp1,
-	       ule_value_of(tids[0], "ule.runtime_us"), ule_value_of(tids[0], "ule.slptime_us"));
+	printf("main %ld %ld %ld thread %ld %ld cpu %ld\n", run0, run1, slp1,
+	       ule_value_of(tids[0], "ule.runtime_us"), ule_value_of(tids[0], "ule.slptime_us"),
+	       cpu0);
 	pthread_barrier_wait(&spawn_gate);
 	for (i = 0; i < n; i++)
 		pthread_join(threads[i], NULL);
@@ -593,14 +607,6 @@ static void *pi_waiter(void *arg)
  * A batch thread holds a priority-inheritance mutex that an interactive
  * thread then waits for: ULE lends the waiter's priority to the owner.
  */
-static long thread_cpu_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
-}
-
 static void sleep_until_us(long t)
 {
 	struct timespec ts = { .tv_sec = t / 1000000, .tv_nsec = t % 1000000 * 1000 };
