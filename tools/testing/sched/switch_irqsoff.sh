@@ -4,8 +4,8 @@
 # running (irqsoff tracer, CONFIG_IRQSOFF_TRACER; the debug config has it).
 # Usage: switch_irqsoff.sh TASKS_BIN THREADS OTHER_CLASS [SWITCHES]
 # Prints "# irqsoff-max idle=US switch=US" and the worst section's trace
-# head. A measurement, not a pass/fail test: Documentation/scheduler/
-# docs/class-select.rst records the figures and the command.
+# head. A measurement, not a pass/fail test: docs/class-select.rst
+# records the figures and the command.
 tasks=${1:?usage: $0 TASKS_BIN THREADS OTHER_CLASS [SWITCHES]}
 threads=${2:?}
 other=${3:?}

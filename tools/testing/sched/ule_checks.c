@@ -1001,9 +1001,9 @@ TEST_F_TIMEOUT(ule, fork_from_a_thread_charges_the_main_thread, 30)
  * sched_fork_thread() alone, the creator's whole history and no charge
  * (a process fork charges the parent 7.87 ms and cuts the child's to
  * 0.5 s). The creator's history grows by the CPU time its 32
- * pthread_create() calls take (50-55 ms here, 135 ms on a busy host,
- * where the guest's clock runs on while its vCPU waits); 32 charges would
- * add 252 ms more, so half of that beyond the CPU time tells them apart.
+ * pthread_create() calls take, which a busy host stretches (the guest's
+ * clock runs on while its vCPU waits); 32 charges would add 252 ms more,
+ * so half of that beyond the CPU time tells them apart.
  */
 TEST_F_TIMEOUT(ule, thread_creation_charges_nothing, 30)
 {

@@ -603,10 +603,6 @@ static void *pi_waiter(void *arg)
 	return NULL;
 }
 
-/*
- * A batch thread holds a priority-inheritance mutex that an interactive
- * thread then waits for: ULE lends the waiter's priority to the owner.
- */
 static void sleep_until_us(long t)
 {
 	struct timespec ts = { .tv_sec = t / 1000000, .tv_nsec = t % 1000000 * 1000 };
@@ -645,6 +641,10 @@ static int frame_task(long fps, long work, long seconds)
 	return 0;
 }
 
+/*
+ * A batch thread holds a priority-inheritance mutex that an interactive
+ * thread then waits for: ULE lends the waiter's priority to the owner.
+ */
 static int pi(void)
 {
 	pthread_mutexattr_t attr;

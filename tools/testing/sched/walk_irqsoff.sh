@@ -24,8 +24,8 @@ last=$(($(nproc) - 1))
 
 mountpoint -q $T || mount -t tracefs none $T
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-caps=${WALK_NR_MIGRATE:-$(cat $N)}
 old_cap=$(cat $N)
+caps=${WALK_NR_MIGRATE:-$old_cap}
 echo $((threads * 4 + 10000)) >/proc/sys/kernel/threads-max
 # The longest timeout: the checks still run every second, and thousands
 # of equals taking turns are no fallback.
@@ -51,7 +51,10 @@ for cls in "$@"; do
 	pingpong=$!
 	sleep 2
 	for cap in $caps; do
-		echo "$cap" >$N || exit 2
+		if ! echo "$cap" >$N 2>/dev/null; then
+			echo "walk_irqsoff.sh: $N refuses WALK_NR_MIGRATE value '$cap'" >&2
+			exit 2
+		fi
 		echo irqsoff >$T/current_tracer
 		echo 1 >$T/options/stacktrace
 		echo 0 >$T/tracing_max_latency
