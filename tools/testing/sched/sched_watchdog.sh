@@ -144,7 +144,10 @@ check "$(cat $K)/$(watchdog_lines)" "$cls/0" "watchdog off: still on $cls, nothi
 
 # On, with a stall older than the timeout: the next check falls back.
 # Timed by the log line's printk stamp against the uptime at the write
-# (both guest time): this shell's polling lags on a busy host.
+# (both guest time): this shell's polling lags on a busy host. The bound
+# is the timeout itself: a watchdog that restarted the stall's clock when
+# armed could not log before it, while a check every LIMIT/8 logs in a
+# few hundred ms unless the host deschedules the guest.
 now_cs
 set_at=$now
 echo $LIMIT >$W
@@ -153,8 +156,9 @@ logged=$(dmesg | grep "sched: watchdog: $cls left .*\[$victim\]" | tail -1 |
 	sed -n 's/^\[ *\([0-9]*\)\.\([0-9][0-9]\).*/\1\2/p')
 echo "# fell back ${waited}0 ms after the watchdog was set, logged after $((${logged:-0} - set_at))0 ms"
 check "$(cat $K)" cfs "an old stall falls back to cfs"
-[ -n "$logged" ] && [ $((logged - set_at)) -le 100 ] && ok "within 1 s of turning the watchdog on" ||
-	not_ok "within 1 s of turning the watchdog on (logged after $((${logged:-0} - set_at))0 ms)"
+[ -n "$logged" ] && [ $((logged - set_at)) -lt $((LIMIT / 10)) ] &&
+	ok "before a fresh timeout of turning the watchdog on" ||
+	not_ok "before a fresh timeout of turning the watchdog on (logged after $((${logged:-0} - set_at))0 ms)"
 line=$(dmesg | grep "sched: watchdog:" | tail -1)
 echo "# $line"
 case $line in
