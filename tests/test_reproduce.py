@@ -25,9 +25,10 @@ from schedlab import bench, build, paths, reproduce, stats
 from schedlab.reproduce.compare import compare, paired_spread, spread
 from schedlab.reproduce.document import METADATA_KEYS, check_png, document, load_folder, validate
 from schedlab.reproduce.experiments.class_bench import MUQSS_THESIS, WAKEUP, class_bench_failure
-from schedlab.reproduce.experiments.series import marked_runs, rotated_command, switch_command
+from schedlab.reproduce.experiments.series import (marked_runs, metrics_file, rotated_command,
+                                                   switch_command)
 from schedlab.reproduce.experiments.smt import parse_smt
-from schedlab.reproduce.experiments.starvation import parse_starvation
+from schedlab.reproduce.experiments.starvation import STARVATION_MARK, parse_starvation
 from schedlab.reproduce.experiments.unpin import parse_unpin, unpin_window
 from schedlab.reproduce.experiments.wasted_cores import WASTED_BENCHES, wasted_runs
 from schedlab.reproduce.metadata import (config_hash, cpu_model, git_state, metadata, result_dir,
@@ -699,6 +700,10 @@ def test_rotated_command_and_marked_runs_split_the_output_per_class_and_round():
             "&& sleep 1 && echo m 1 muqss:rqshare=none && run") in both
     with pytest.raises(ValueError):
         switch_command("cfs:rqshare=none")
+    metered = rotated_command(1, "m", "run", SHARE_CLASSES, "/tmp/out")
+    assert ("echo m 1 muqss:rqshare=none && "
+            "SCHED_TEST_METRICS=/tmp/out/m.1.muqss_rqshare_none.jsonl run") in metered
+    assert "SCHED_TEST_METRICS" not in both
     text = "boot noise\nm 1 cfs\na\nb\nm 1 ule\nm 2 bmq\nc\nm x y\n"
     assert marked_runs(text, "m") == {(1, "cfs"): ["a", "b"], (1, "ule"): [],
                                                 (2, "bmq"): ["c", "m x y"]}
@@ -716,39 +721,48 @@ def test_rotated_command_on_a_reference_kernel_succeeds():
     assert out.stdout == "m 1 prjc-bmq\nm 2 prjc-bmq\n"
 
 
-def starvation_output(cls, beside_ns_per_50cs, problem=None, rnd=1):
-    """starvation_series.sh's output for one run as the guest prints it:
-    the hog alone at 100 % from 10.00 s, the pool launched at 11.00 s, its
-    tids seen at 11.10 s (threads start at 13.10 s, end at 17.10 s), the
-    hog getting `beside_ns_per_50cs` per half second from 14.10 s to
-    16.60 s, the pool gone at 17.20 s, the hog alone again."""
+def starvation_output(files, cls, beside_ns_per_50cs, problem=None, rnd=1):
+    """starvation_series.sh's output for one run as the guest prints it,
+    its metrics written to the boot's shared folder `files`: the hog alone
+    at 100 % from 10.00 s, the pool launched at 11.00 s, its tids seen at
+    11.10 s (threads start at 13.10 s, end at 17.10 s), the hog getting
+    `beside_ns_per_50cs` per half second from 14.10 s to 16.60 s, the pool
+    gone at 17.20 s, the hog alone again."""
     lines = [f"reproduce-starvation {rnd} {cls}", "TAP version 13", "1..5",
              "ok 1 - CPU 1 for the loads, CPU 0 for this shell",
              f"# starvation class {cls} cpu 1 threads 80 run_us 1000 sleep_us 4000 "
              "pool_s 4 step 0.5 autogroup 1",
-             "# hog 1000 0", "# hog 1050 500000000", "# hog 1100 1000000000",
-             f"ok 2 - the spinner runs on {cls}", "# pool launch 1100",
-             "# hog 1110 1050000000", "# pool start 1310", "# pool end 1710",
-             "# hog 1410 1200000000"]
+             f"ok 2 - the spinner runs on {cls}", "ok 3 - the pool's 80 threads exist",
+             f"not ok 4 - {problem}" if problem else "ok 4 - the pool ended on time",
+             "ok 5 - the spinner ran to the end of the run", "# 0 of 5 failed"]
+
+    def hog(t, ns):
+        return {"name": "hog", "t_cs": t, "run_ns": ns}
+
+    def pool(event, t):
+        return {"name": "pool", "event": event, "t_cs": t}
+
+    records = [hog(1000, 0), hog(1050, 500000000), hog(1100, 1000000000),
+               pool("launch", 1100), hog(1110, 1050000000), pool("start", 1310),
+               pool("end", 1710), hog(1410, 1200000000)]
     ns = 1200000000
     for t in range(1460, 1711, 50):
         ns += beside_ns_per_50cs
-        lines.append(f"# hog {t} {ns}")
-    lines += ["# pool gone 1720", "# hog 1720 %d" % ns]
+        records.append(hog(t, ns))
+    records += [pool("gone", 1720), hog(1720, ns)]
     for t in (1770, 1820):
         ns += 500000000
-        lines.append(f"# hog {t} {ns}")
-    lines.append("ok 3 - the pool's 80 threads exist")
-    lines.append(f"not ok 4 - {problem}" if problem else "ok 4 - the pool ended on time")
-    lines += ["ok 5 - the spinner ran to the end of the run", "# 0 of 5 failed"]
+        records.append(hog(t, ns))
+    (files / metrics_file(STARVATION_MARK, rnd, cls)).write_text(
+        "".join(json.dumps(r) + "\n" for r in records))
     return "\n".join(lines) + "\n"
 
 
-def test_parse_starvation_reads_the_hogs_share_per_phase():
-    text = ("reproduce-uname-r 6.1.192-fake\n" + starvation_output("cfs", 250000000)
-            + starvation_output("ule", 0)
-            + starvation_output("bmq", 10000000, problem="the pool ended on time"))
-    runs, failures = parse_starvation(text, "1x2")
+def test_parse_starvation_reads_the_hogs_share_per_phase(tmp_path):
+    text = ("reproduce-uname-r 6.1.192-fake\n" + starvation_output(tmp_path, "cfs", 250000000)
+            + starvation_output(tmp_path, "ule", 0)
+            + starvation_output(tmp_path, "bmq", 10000000, problem="the pool ended on time"))
+    runs, failures = parse_starvation(text, "1x2", tmp_path)
     values = {(r["bench"], r["variant"]): r["value"] for r in runs}
     assert values == {("hog alone", "cfs"): 100.0, ("hog beside the pool", "cfs"): 50.0,
                       ("hog after the pool", "cfs"): 100.0, ("hog alone", "ule"): 100.0,
@@ -762,12 +776,34 @@ def test_parse_starvation_reads_the_hogs_share_per_phase():
     assert "series" not in next(r for r in runs if r["bench"] == "hog alone")
 
 
-def test_parse_starvation_notes_a_window_without_samples():
-    text = starvation_output("cfs", 250000000).replace("# pool gone 1720\n", "")
-    runs, failures = parse_starvation(text, "1x2")
+def test_parse_starvation_notes_a_window_without_samples(tmp_path):
+    text = starvation_output(tmp_path, "cfs", 250000000)
+    path = tmp_path / metrics_file(STARVATION_MARK, 1, "cfs")
+    path.write_text("".join(line + "\n" for line in path.read_text().splitlines()
+                            if '"gone"' not in line))
+    runs, failures = parse_starvation(text, "1x2", tmp_path)
     assert {r["bench"] for r in runs} == {"hog alone", "hog beside the pool"}
     assert failures == [{"bench": "hog after the pool", "variant": "cfs", "round": 1,
                          "why": "fewer than two samples in its window"}]
+
+
+def test_parse_starvation_names_a_run_without_metrics_or_with_a_bad_record(tmp_path):
+    """A run whose metrics file is missing has no samples; a record the
+    script does not write is a problem of its run, not a silent gap, and
+    a line cut short mid-write ends the run's records."""
+    text = starvation_output(tmp_path, "cfs", 250000000)
+    text += "reproduce-starvation 1 ule\nok 1 - CPU 1 for the loads\n"
+    runs, failures = parse_starvation(text, "1x2", tmp_path)
+    assert {r["variant"] for r in runs} == {"cfs"}
+    assert failures == [{"bench": "all", "variant": "ule", "round": 1, "why": "no samples"}]
+    path = tmp_path / metrics_file(STARVATION_MARK, 1, "cfs")
+    good = path.read_text()
+    path.write_text(good + '{"name": "hog", "t_cs": "soon"}\n')
+    _, failures = parse_starvation(text, "1x2", tmp_path)
+    assert failures[0]["variant"] == "cfs" and "without an integer t_cs" in failures[0]["why"]
+    path.write_text(good + '{"name": "hog", "t_c')
+    runs, _ = parse_starvation(text, "1x2", tmp_path)
+    assert {r["variant"] for r in runs} == {"cfs"}
 
 
 UNPIN_OUTPUT = """reproduce-uname-r 6.1.192-fake
@@ -825,7 +861,8 @@ def test_series_adapters_report_missing_classes_and_plot_over_time(tmp_path):
     report carry the time series and the censored runs."""
     for name, output, says in (
             ("starvation", "reproduce-uname-r 6.1.192-fake\n"
-             + starvation_output("cfs", 250000000) + starvation_output("ule", 0),
+             + starvation_output(tmp_path, "cfs", 250000000)
+             + starvation_output(tmp_path, "ule", 0),
              "POOL_S=4 ALONE_S=2 AFTER_S=2 sh "),
             ("unpin-spread", UNPIN_OUTPUT, "WINDOW_S=5 STEP=0.25 sh ")):
         runner = FakeRunner(tmp_path, output)

@@ -23,13 +23,15 @@
 #
 # Usage: starvation_series.sh ULELOAD   (sizes from the environment:
 # POOL_S, ALONE_S, AFTER_S, STEP; scripts/reproduce --quick shortens them)
-# Prints, besides TAP, "# hog T NS" per sample (uptime in centiseconds,
-# the spinner's run time in ns) and "# pool launch|start|end|gone T": the
-# pool started; the latest its threads can have been released (2 s after
-# uleload printed their tids, which the sample that saw them bounds from
-# above) and the earliest they can have ended (POOL_S after a release
-# bounded from below by the sample before), so that a window between the
-# two holds the pool running; and the pool seen gone.
+# Prints TAP; writes to the JSON lines file SCHED_TEST_METRICS names
+# (tap.sh's metric()) {"name": "hog", "t_cs": T, "run_ns": NS} per sample
+# (uptime in centiseconds, the spinner's run time in ns) and {"name":
+# "pool", "event": "launch|start|end|gone", "t_cs": T}: the pool started;
+# the latest its threads can have been released (2 s after uleload
+# printed their tids, which the sample that saw them bounds from above)
+# and the earliest they can have ended (POOL_S after a release bounded
+# from below by the sample before), so that a window between the two
+# holds the pool running; and the pool seen gone.
 uleload=${1:?usage: $0 ULELOAD}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
@@ -82,7 +84,7 @@ while :; do
 	cpu_ns "$hog"
 	prev=$now
 	now_cs
-	echo "# hog $now $ns"
+	metric hog t_cs=$now run_ns=$ns
 	case $phase in
 	alone)
 		if [ $((now - t0)) -ge $((ALONE_S * 100)) ]; then
@@ -94,7 +96,7 @@ while :; do
 			fi
 			pool=$(setsid taskset -c $CPU "$uleload" pool $THREADS $RUN_US $SLEEP_US \
 				"$POOL_S" >$POOL_OUT 2>&1 & echo $!)
-			echo "# pool launch $now"
+			metric pool event=launch t_cs=$now
 			phase=wait
 		fi
 		;;
@@ -106,8 +108,8 @@ while :; do
 			check "$#" "$THREADS" "the pool's $THREADS threads exist"
 			start=$((now + HOLD_CS))
 			end=$((prev + HOLD_CS + POOL_S * 100))
-			echo "# pool start $start"
-			echo "# pool end $end"
+			metric pool event=start t_cs=$start
+			metric pool event=end t_cs=$end
 			phase=pool
 		elif [ $((now - t0)) -ge $((ALONE_S * 100 + 3000)) ]; then
 			not_ok "the pool's $THREADS threads exist within 30 s"
@@ -116,7 +118,7 @@ while :; do
 		;;
 	pool)
 		if [ "$now" -ge "$end" ] && gone "$pool"; then
-			echo "# pool gone $now"
+			metric pool event=gone t_cs=$now
 			last=$((now + AFTER_S * 100))
 			phase=after
 		elif [ "$now" -ge $((end + 1000)) ]; then

@@ -48,9 +48,9 @@ def parse_apps_run(lines):
     return values, {"why": why}, problems
 
 
-def parse_apps(output, topology):
+def parse_apps(output, topology, files=None):
     """Raw runs and failures of the applications experiment's output."""
-    return parse_series(output, topology, APPS_MARK, parse_apps_run, lambda name: "s", "")
+    return parse_series(output, topology, APPS_MARK, lambda lines, _metrics: parse_apps_run(lines), lambda name: "s", "", files=files)
 
 
 @experiment(

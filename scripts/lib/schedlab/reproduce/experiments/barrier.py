@@ -36,12 +36,12 @@ def parse_barrier_run(lines):
     return values, extra, problems
 
 
-def parse_barrier(output, topology):
+def parse_barrier(output, topology, files=None):
     """Raw runs and failures of the barrier-hpc experiment's output; runs
     whose checksum differs from the most common one are failures (the
     stencil computed something else)."""
-    runs, failures = parse_series(output, topology, BARRIER_MARK, parse_barrier_run,
-                                  lambda name: BARRIER_BENCHES[name]["unit"], "completion time")
+    runs, failures = parse_series(output, topology, BARRIER_MARK, lambda lines, _metrics: parse_barrier_run(lines),
+                                  lambda name: BARRIER_BENCHES[name]["unit"], "completion time", files=files)
     sums = [r["checksum"] for r in runs if "checksum" in r]
     if sums:
         common = max(set(sums), key=sums.count)

@@ -69,11 +69,11 @@ def parse_itrace_run(lines):
     return values, extra, problems
 
 
-def parse_itrace(output, topology):
+def parse_itrace(output, topology, files=None):
     """Raw runs and failures of the interactivity-trace experiment's guest
     output; per-thread samples are kept for the first round only."""
-    runs, failures = parse_series(output, topology, ITRACE_MARK, parse_itrace_run,
-                                  lambda name: ITRACE_BENCHES[name]["unit"], "starved threads")
+    runs, failures = parse_series(output, topology, ITRACE_MARK, lambda lines, _metrics: parse_itrace_run(lines),
+                                  lambda name: ITRACE_BENCHES[name]["unit"], "starved threads", files=files)
     for run in runs:
         if run["round"] != 1:
             run.pop("per_thread", None)

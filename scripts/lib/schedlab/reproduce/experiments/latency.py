@@ -55,10 +55,10 @@ def parse_latency_run(lines):
     return values, extra, problems
 
 
-def parse_latency(output, topology):
+def parse_latency(output, topology, files=None):
     """Raw runs and failures of the wakeup-latency experiment's output."""
-    return parse_series(output, topology, LATENCY_MARK, parse_latency_run,
-                        lambda name: "us", "")
+    return parse_series(output, topology, LATENCY_MARK, lambda lines, _metrics: parse_latency_run(lines),
+                        lambda name: "us", "", files=files)
 
 
 @experiment(

@@ -66,11 +66,11 @@ def parse_smt_run(lines, cores=SMT_CORES):
     return values, {"series": curve, "counts": counts}, []
 
 
-def parse_smt(output, topology):
+def parse_smt(output, topology, files=None):
     """Raw runs and failures of the smt-spread experiment's guest output."""
-    return parse_series(output, topology, SMT_MARK, parse_smt_run,
+    return parse_series(output, topology, SMT_MARK, lambda lines, _metrics: parse_smt_run(lines),
                         lambda name: THROUGHPUT_UNIT if name == THROUGHPUT else MISPLACED,
-                        THROUGHPUT)
+                        THROUGHPUT, files=files)
 
 
 def smt_benches(counts):

@@ -2,15 +2,12 @@
 threads on one CPU, its share before, beside and after them (the ULE paper
 §5.1)."""
 
-import re
-
 from ..registry import CLASSES, bench_info, experiment
 from .series import TAP_NOT_OK, parse_series, series_experiment
 
 
 STARVATION_MARK = "reproduce-starvation"
-STARVATION_HOG = re.compile(r"^# hog (\d+) (\d+)$")
-STARVATION_POOL = re.compile(r"^# pool (launch|start|end|gone) (\d+)$")
+POOL_EVENTS = ("launch", "start", "end", "gone")
 SHARE_UNIT = "% of CPU 1"
 STARVATION_BENCHES = {
     "hog alone": bench_info(SHARE_UNIT, "difference", "higher share", "lower share"),
@@ -41,21 +38,26 @@ def share_series(samples, origin):
             for (t0, n0), (t1, n1) in zip(samples, samples[1:]) if t1 > t0]
 
 
-def parse_starvation_run(lines):
-    """One run of starvation_series.sh: ({bench: share or None}, extra
-    fields of the "beside" run, failed TAP checks). Windows: alone from
-    0.5 s after the start to the pool's launch; beside from 1 s after the
+def parse_starvation_run(lines, metrics):
+    """One run of starvation_series.sh, its TAP lines and its metrics:
+    ({bench: share or None}, extra fields of the "beside" run, problems:
+    failed TAP checks and malformed records). Windows: alone from 0.5 s
+    after the start to the pool's launch; beside from 1 s after the
     latest its threads can have started to 0.25 s before the earliest
-    they can have ended (the script prints those bounds); after from 0.5 s
-    after the pool is gone to the end."""
-    samples, pool, problems = [], {}, []
-    for line in lines:
-        if m := STARVATION_HOG.match(line):
-            samples.append((int(m[1]), int(m[2])))
-        elif m := STARVATION_POOL.match(line):
-            pool[m[1]] = int(m[2])
-        elif m := TAP_NOT_OK.match(line):
-            problems.append(m[1])
+    they can have ended (the script records those bounds); after from
+    0.5 s after the pool is gone to the end."""
+    samples, pool = [], {}
+    problems = [m[1] for line in lines if (m := TAP_NOT_OK.match(line))]
+    for record in metrics:
+        name, t = record.get("name"), record.get("t_cs")
+        if not isinstance(t, int):
+            problems.append(f"a {name} record without an integer t_cs: {record}")
+        elif name == "hog" and isinstance(record.get("run_ns"), int):
+            samples.append((t, record["run_ns"]))
+        elif name == "pool" and record.get("event") in POOL_EVENTS:
+            pool[record["event"]] = t
+        else:
+            problems.append(f"a record the starvation series does not write: {record}")
     if not samples:
         return {}, {}, problems + ["no samples"]
     values = {
@@ -74,10 +76,11 @@ def parse_starvation_run(lines):
     return values, {"series": share_series(samples, origin), "marks": marks}, problems
 
 
-def parse_starvation(output, topology):
-    """Raw runs and failures of the starvation experiment's guest output."""
+def parse_starvation(output, topology, files=None):
+    """Raw runs and failures of the starvation experiment's guest output
+    and the metrics files in the boot's shared folder `files`."""
     return parse_series(output, topology, STARVATION_MARK, parse_starvation_run,
-                        lambda name: SHARE_UNIT, "hog beside the pool")
+                        lambda name: SHARE_UNIT, "hog beside the pool", files=files)
 
 
 @experiment(

@@ -67,10 +67,10 @@ def parse_unpin_run(lines):
     return values, extra, problems
 
 
-def parse_unpin(output, topology):
+def parse_unpin(output, topology, files=None):
     """Raw runs and failures of the unpin-spread experiment's guest output."""
-    return parse_series(output, topology, UNPIN_MARK, parse_unpin_run,
-                        lambda name: UNPIN_BENCHES[name]["unit"], "time to one per CPU")
+    return parse_series(output, topology, UNPIN_MARK, lambda lines, _metrics: parse_unpin_run(lines),
+                        lambda name: UNPIN_BENCHES[name]["unit"], "time to one per CPU", files=files)
 
 
 @experiment(
