@@ -29,7 +29,7 @@ from schedlab.reproduce.experiments.series import (marked_runs, metrics_file, ro
                                                    switch_command)
 from schedlab.reproduce.experiments.smt import parse_smt
 from schedlab.reproduce.experiments.starvation import STARVATION_MARK, parse_starvation
-from schedlab.reproduce.experiments.unpin import parse_unpin, unpin_window
+from schedlab.reproduce.experiments.unpin import UNPIN_MARK, parse_unpin, unpin_window
 from schedlab.reproduce.experiments.wasted_cores import WASTED_BENCHES, wasted_runs
 from schedlab.reproduce.metadata import (config_hash, cpu_model, git_state, metadata, result_dir,
                                         tool_versions)
@@ -810,27 +810,37 @@ UNPIN_OUTPUT = """reproduce-uname-r 6.1.192-fake
 reproduce-unpin 1 cfs
 TAP version 13
 1..3
-# unpin cpus 4 window_cs 500 step 0.25 always_steal 0
 ok 1 - uleload started 4 spinners
-# pinned 0 0 0 0
 ok 2 - 4 spinners on CPU 0 before the unpinning
-# spread 26 0 1 0 0
-# spread 51 0 1 2 3
-# spread 77 0 1 3 2
 ok 3 - the spinners were unpinned (3 samples)
 # 0 of 3 failed
 reproduce-unpin 1 ule
 TAP version 13
-# unpin cpus 4 window_cs 500 step 0.25 always_steal 0
-# spread 26 0 0 0 0
-# spread 51 0 0 1 -
-# spread 500 0 0 1 2
 # 0 of 3 failed
 """
+UNPIN_METRICS = {
+    "cfs": [{"name": "unpin", "cpus": 4, "window_cs": 500, "step": 0.25, "always_steal": 0},
+            {"name": "pinned", "cpus": "0 0 0 0"},
+            {"name": "spread", "t_cs": 26, "cpus": [0, 1, 0, 0]},
+            {"name": "spread", "t_cs": 51, "cpus": [0, 1, 2, 3]},
+            {"name": "spread", "t_cs": 77, "cpus": [0, 1, 3, 2]}],
+    "ule": [{"name": "unpin", "cpus": 4, "window_cs": 500, "step": 0.25, "always_steal": 0},
+            {"name": "spread", "t_cs": 26, "cpus": [0, 0, 0, 0]},
+            {"name": "spread", "t_cs": 51, "cpus": [0, 0, 1, None]},
+            {"name": "spread", "t_cs": 500, "cpus": [0, 0, 1, 2]}],
+}
 
 
-def test_parse_unpin_finds_the_time_to_one_per_cpu_or_flags_never():
-    runs, failures = parse_unpin(UNPIN_OUTPUT, "2x2")
+def unpin_files(files):
+    """UNPIN_OUTPUT's metrics, as the guest writes them, in `files`."""
+    for cls, records in UNPIN_METRICS.items():
+        (files / metrics_file(UNPIN_MARK, 1, cls)).write_text(
+            "".join(json.dumps(r) + "\n" for r in records))
+    return files
+
+
+def test_parse_unpin_finds_the_time_to_one_per_cpu_or_flags_never(tmp_path):
+    runs, failures = parse_unpin(UNPIN_OUTPUT, "2x2", unpin_files(tmp_path))
     assert not failures
     values = {(r["bench"], r["variant"]): r["value"] for r in runs}
     assert values == {("time to one per CPU", "cfs"): 0.51,
@@ -844,7 +854,7 @@ def test_parse_unpin_finds_the_time_to_one_per_cpu_or_flags_never():
     assert cfs["first_sample"] == 0.26 and not cfs["settled_at_first_sample"]
     assert ule["threads_per_cpu"] == [[4, 0, 0, 0], [2, 1, 0, 0], [2, 1, 1, 0]]
     bad = UNPIN_OUTPUT.replace("ok 2 - 4 spinners", "not ok 2 - 4 spinners")
-    runs, failures = parse_unpin(bad, "2x2")
+    runs, failures = parse_unpin(bad, "2x2", tmp_path)
     assert {r["variant"] for r in runs} == {"ule"}
     assert failures[0]["variant"] == "cfs" and "4 spinners on CPU 0" in failures[0]["why"]
 
@@ -859,6 +869,7 @@ def test_series_adapters_report_missing_classes_and_plot_over_time(tmp_path):
     """Both adapters with canned guest output: the quick sizes reach the
     guest, a class without output is a failure, and the saved figure and
     report carry the time series and the censored runs."""
+    unpin_files(tmp_path)
     for name, output, says in (
             ("starvation", "reproduce-uname-r 6.1.192-fake\n"
              + starvation_output(tmp_path, "cfs", 250000000)

@@ -123,7 +123,9 @@
  *                                            output while it samples; PID
  *                                            0 signals nobody and reads each
  *                                            TID as a process
- *                                            (/proc/TID/task/TID/stat)
+ *                                            (/proc/TID/task/TID/stat); the
+ *                                            samples also go to
+ *                                            SCHED_TEST_METRICS as JSON
  *
  * sleeper, spinner and pool end with "loops L cpu_ms C" (sleep cycles, CPU
  * time of the process). Bursts are timed by the monotonic clock, not by
@@ -1020,6 +1022,40 @@ static int task_cpu_of(long pid, long tid)
  * until the window ends. PID 0 signals nobody and watches processes: each
  * TID is then its own PID.
  */
+/*
+ * cpuwatch's samples for the host, one JSON object a line appended to the
+ * file SCHED_TEST_METRICS names (nothing without it), as tap.sh's and
+ * sched_test.h's metric() do: {"name": "spread", "t_cs": T, "cpus":
+ * [CPU or null for a thread that is gone, ...]}.
+ */
+static void spread_metrics(const long *at, const int *cpus, long done, int n)
+{
+	const char *path = getenv("SCHED_TEST_METRICS");
+	FILE *f;
+	long i;
+	int j;
+
+	if (!path)
+		return;
+	f = fopen(path, "a");
+	if (!f) {
+		perror(path);
+		return;
+	}
+	for (i = 0; i < done; i++) {
+		fprintf(f, "{\"name\": \"spread\", \"t_cs\": %ld, \"cpus\": [", at[i]);
+		for (j = 0; j < n; j++) {
+			if (cpus[i * n + j] < 0)
+				fprintf(f, "%snull", j ? ", " : "");
+			else
+				fprintf(f, "%s%d", j ? ", " : "", cpus[i * n + j]);
+		}
+		fprintf(f, "]}\n");
+	}
+	if (fclose(f))
+		perror(path);
+}
+
 static int cpuwatch(long pid, long step_ms, long window_ms, const long *tids, int n)
 {
 	long max = window_ms / step_ms + 2, done = 0, i, t0;
@@ -1062,6 +1098,7 @@ static int cpuwatch(long pid, long step_ms, long window_ms, const long *tids, in
 		}
 		printf("\n");
 	}
+	spread_metrics(at, cpus, done, n);
 	free(at);
 	free(cpus);
 	return 0;

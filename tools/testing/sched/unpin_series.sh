@@ -20,10 +20,13 @@
 #
 # Usage: unpin_series.sh ULELOAD   (WINDOW_S and STEP from the
 # environment; scripts/reproduce sets them)
-# Prints, besides TAP, "# unpin cpus N window_cs W step S always_steal A",
-# "# pinned C1 ... CN" (the spinners' CPUs before the unpinning) and
-# "# spread T C1 ... CN" per sample (centiseconds since the unpinning,
-# then the spinners' CPUs, "-" for one that is gone).
+# Prints TAP; writes to the JSON lines file SCHED_TEST_METRICS names
+# (tap.sh's metric(), uleload cpuwatch) {"name": "unpin", "cpus": N,
+# "window_cs": W, "step": S, "always_steal": A}, {"name": "pinned",
+# "cpus": "C1 ... CN"} (the spinners' CPUs before the unpinning) and
+# {"name": "spread", "t_cs": T, "cpus": [C1, ..., CN]} per sample
+# (centiseconds since the unpinning, then the spinners' CPUs, null for one
+# that is gone).
 uleload=${1:?usage: $0 ULELOAD}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
@@ -35,8 +38,8 @@ OUT=/tmp/unpin-spinners.out
 
 echo "TAP version 13"
 echo "1..3"
-echo "# unpin cpus $N window_cs $((WINDOW_S * 100)) step $STEP" \
-	"always_steal $(cat $K/sched_ule_always_steal 2>/dev/null || echo none)"
+metric unpin cpus=$N window_cs=$((WINDOW_S * 100)) step=$STEP \
+	always_steal=$(cat $K/sched_ule_always_steal 2>/dev/null || echo none)
 taskset -pc 0 $$ >/dev/null
 chrt -f -p 10 $$ >/dev/null
 taskset -c 0 chrt -o 0 "$uleload" spinners "$N" $((WINDOW_S + 30)) >$OUT &
@@ -46,7 +49,7 @@ set -- $tids
 check "$#" "$N" "uleload started $N spinners"
 sleep 1		# uleload starts them 0.5 s after printing their tids
 cpus=$(cpus_of $pid "$tids")
-echo "# pinned $cpus"
+metric pinned cpus="$cpus"
 check "$(distinct "$cpus") $(echo $cpus | cut -d' ' -f1)" "1 0" \
 	"$N spinners on CPU 0 before the unpinning"
 

@@ -3,7 +3,6 @@ then unpinned, and how soon each CPU runs one (the ULE paper §6.1)."""
 
 import math
 import os
-import re
 import statistics
 
 from ... import vm
@@ -12,9 +11,6 @@ from .series import TAP_NOT_OK, parse_series, series_experiment
 
 
 UNPIN_MARK = "reproduce-unpin"
-UNPIN_HEAD = re.compile(r"^# unpin cpus (\d+) window_cs (\d+) step \S+ always_steal (\S+)$")
-UNPIN_SAMPLE = re.compile(r"^# spread (\d+)((?: \S+)*)$")
-UNPIN_PINNED = re.compile(r"^# pinned((?: \S+)*)$")
 UNPIN_STEP = 0.25
 UNPIN_BENCHES = {
     "time to one per CPU": bench_info("s", series=("s since the unpinning",
@@ -33,23 +29,29 @@ def unpin_window(cpus, quick):
     return 5 if quick else max(15, math.ceil(1.5 * (cpus - 1)))
 
 
-def parse_unpin_run(lines):
-    """One run of unpin_series.sh: ({bench: value}, extra fields of the
-    time run, failed TAP checks). The time is that of the first sample
+def parse_unpin_run(lines, metrics):
+    """One run of unpin_series.sh, its TAP lines and its metrics:
+    ({bench: value}, extra fields of the time run, problems: failed TAP
+    checks and malformed records). The time is that of the first sample
     with one spinner on every CPU; without one, the window's length,
     flagged "censored". Settled at the first sample, the time is only
     how long that sample took to come ("settled_at_first_sample"). The
     series starts with the pinned state at 0."""
-    head, pinned, samples, problems = None, [], [], []
-    for line in lines:
-        if m := UNPIN_HEAD.match(line):
-            head = (int(m[1]), int(m[2]), m[3])
-        elif m := UNPIN_PINNED.match(line):
-            pinned = [[0.0, len(set(m[1].split()) - {"-"})]]
-        elif m := UNPIN_SAMPLE.match(line):
-            samples.append((int(m[1]), m[2].split()))
-        elif m := TAP_NOT_OK.match(line):
-            problems.append(m[1])
+    head, pinned, samples = None, [], []
+    problems = [m[1] for line in lines if (m := TAP_NOT_OK.match(line))]
+    for record in metrics:
+        name = record.get("name")
+        if (name == "unpin" and isinstance(record.get("cpus"), int)
+                and isinstance(record.get("window_cs"), int)):
+            head = (record["cpus"], record["window_cs"], str(record.get("always_steal")))
+        elif name == "pinned" and isinstance(record.get("cpus"), (str, int)):
+            pinned = [[0.0, len(set(str(record["cpus"]).split()) - {"-"})]]
+        elif (name == "spread" and isinstance(record.get("t_cs"), int)
+              and isinstance(record.get("cpus"), list)):
+            samples.append((record["t_cs"],
+                            ["-" if c is None else str(c) for c in record["cpus"]]))
+        else:
+            problems.append(f"a record the unpin series does not write: {record}")
     if not head or not samples:
         return {}, {}, problems + ["no samples"]
     n, window_cs, always_steal = head
@@ -68,9 +70,11 @@ def parse_unpin_run(lines):
 
 
 def parse_unpin(output, topology, files=None):
-    """Raw runs and failures of the unpin-spread experiment's guest output."""
-    return parse_series(output, topology, UNPIN_MARK, lambda lines, _metrics: parse_unpin_run(lines),
-                        lambda name: UNPIN_BENCHES[name]["unit"], "time to one per CPU", files=files)
+    """Raw runs and failures of the unpin-spread experiment's guest output
+    and the metrics files in the boot's shared folder `files`."""
+    return parse_series(output, topology, UNPIN_MARK, parse_unpin_run,
+                        lambda name: UNPIN_BENCHES[name]["unit"], "time to one per CPU",
+                        files=files)
 
 
 @experiment(
