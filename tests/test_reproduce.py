@@ -27,7 +27,7 @@ from schedlab.reproduce.document import METADATA_KEYS, check_png, document, load
 from schedlab.reproduce.experiments.class_bench import MUQSS_THESIS, WAKEUP, class_bench_failure
 from schedlab.reproduce.experiments.series import (marked_runs, metrics_file, rotated_command,
                                                    switch_command)
-from schedlab.reproduce.experiments.smt import parse_smt
+from schedlab.reproduce.experiments.smt import SMT_MARK, parse_smt
 from schedlab.reproduce.experiments.starvation import STARVATION_MARK, parse_starvation
 from schedlab.reproduce.experiments.unpin import UNPIN_MARK, parse_unpin, unpin_window
 from schedlab.reproduce.experiments.wasted_cores import WASTED_BENCHES, wasted_runs
@@ -644,24 +644,32 @@ def test_class_bench_without_results_is_an_error(tmp_path):
 SMT_OUTPUT = """reproduce-uname-r 6.1.192-fake
 reproduce-smt 1 cfs
 TAP version 13
-# 2 spinners: 0 of 12 samples misplaced, longest for 0 cs
-# 3 spinners: 1 of 12 samples misplaced, longest for 0 cs
-# 4 spinners: 3 of 12 samples misplaced, longest for 100 cs
 # 0 of 4 failed
 reproduce-smt 1 ule
-# 2 spinners: 6 of 12 samples misplaced, longest for 250 cs
 """
 
 
-def test_smt_parse_reads_misplaced_fractions_per_class_and_round():
-    runs, failures = parse_smt(SMT_OUTPUT, "smt")
-    assert [(r["bench"], r["variant"], r["round"], r["value"]) for r in runs] == [
+def smt_files(files):
+    """SMT_OUTPUT's metrics, as the guest writes them, in `files`."""
+    for cls, counts in (("cfs", ((2, 0, 0), (3, 1, 0), (4, 3, 100))), ("ule", ((2, 6, 250),))):
+        (files / metrics_file(SMT_MARK, 1, cls)).write_text("".join(
+            json.dumps({"name": "smt", "spinners": n, "misplaced": bad, "samples": 12,
+                        "longest_cs": longest, "busy_cores": 12 * min(n, 4) - bad}) + "\n"
+            for n, bad, longest in counts))
+    return files
+
+
+def test_smt_parse_reads_misplaced_fractions_per_class_and_round(tmp_path):
+    runs, failures = parse_smt(SMT_OUTPUT, "smt", smt_files(tmp_path))
+    assert [(r["bench"], r["variant"], r["round"], r["value"]) for r in runs
+            if r["bench"] != "modelled throughput"] == [
         ("2 spinners", "cfs", 1, 0.0), ("3 spinners", "cfs", 1, round(1 / 12, 4)),
         ("4 spinners", "cfs", 1, 0.25), ("2 spinners", "ule", 1, 0.5)]
     assert failures == []
 
 
 def test_smt_adapter_reports_classes_without_samples(tmp_path):
+    smt_files(tmp_path)
     ctx = Context(rounds=1, quick=True, runner=FakeRunner(tmp_path, SMT_OUTPUT),
                   build_programs=False)
     ctx.program = lambda name: Path("/bin/true")

@@ -18,6 +18,7 @@ from schedlab.reproduce.experiments.inputs import apps_inputs, write_corpus, wri
 from schedlab.reproduce.experiments.interactivity import (ITRACE_MARK, ITRACE_SAMPLE, jain,
                                                            parse_itrace_run)
 from schedlab.reproduce.experiments.latency import LATENCY_MARK, parse_latency_run, percentile
+from schedlab.reproduce.experiments.series import metrics_file
 from schedlab.reproduce.experiments.smt import SMT_MARK, parse_smt_run
 from schedlab.reproduce.metadata import metadata
 from schedlab.reproduce.registry import CLASSES, EXPERIMENTS, SHARE_CLASSES, ReproduceError
@@ -26,11 +27,16 @@ from schedlab.reproduce.runner import RELEASE_MARK, Context, run_experiment
 from test_reproduce import FakeRunner
 
 
-def marked(mark, runs):
-    """Guest output of rotated_command(): {(round, class): [lines]}."""
+def marked(mark, runs, files=None, metrics=None):
+    """Guest output of rotated_command(): {(round, class): [lines]}; with
+    `files`, each run's `metrics` ({(round, class): [records]}) written
+    there as the guest writes them."""
     lines = [f"{RELEASE_MARK} 6.1.192-fake"]
     for (rnd, cls), body in runs.items():
         lines += [f"{mark} {rnd} {cls}", *body]
+    for (rnd, cls), records in (metrics or {}).items():
+        (files / metrics_file(mark, rnd, cls)).write_text(
+            "".join(json.dumps(r) + "\n" for r in records))
     return "\n".join(lines) + "\n"
 
 
@@ -328,29 +334,33 @@ def test_apps_inputs_check_the_tree_hash(tmp_path):
 
 # -- smt-spread: placement and modelled throughput --------------------------------
 
-def smt_lines(busy_per_count, samples=6, bad=0):
-    return [f"# {n} spinners: {bad} of {samples} samples misplaced, longest for 0 cs, "
-            f"busy cores {busy}" for n, busy in busy_per_count.items()] + \
-        ["not ok 3 - 4 spinners on 4 cores, misplaced for less than 600 cs at a time"]
+SMT_NOT_OK = "not ok 3 - 4 spinners on 4 cores, misplaced for less than 600 cs at a time"
+
+
+def smt_records(busy_per_count, samples=6, bad=0):
+    return [{"name": "smt", "spinners": n, "misplaced": bad, "samples": samples,
+             "longest_cs": 0, "busy_cores": busy} for n, busy in busy_per_count.items()]
 
 
 def test_smt_run_models_seed_003s_curve_and_ignores_misplacement_checks():
-    values, extra, problems = parse_smt_run(smt_lines({1: 6, 4: 18, 8: 24}, bad=1))
+    values, extra, problems = parse_smt_run([SMT_NOT_OK],
+                                            smt_records({1: 6, 4: 18, 8: 24}, bad=1))
     assert problems == []
     assert values == {"4 spinners": round(1 / 6, 4), "8 spinners": round(1 / 6, 4),
                       "modelled throughput": round(8 / 9, 4)}
     assert extra["series"] == [[1, 1.0], [4, 3.0], [8, 4.0]]
     assert extra["counts"][4] == {"samples": 6, "misplaced": 1, "longest_cs": 0,
                                   "busy_cores": 3.0}
-    old_format = "# 2 spinners: 1 of 12 samples misplaced, longest for 0 cs"
-    values, extra, problems = parse_smt_run([old_format])
-    assert values == {"2 spinners": round(1 / 12, 4)} and extra["series"] == []
-    assert parse_smt_run(["ok 1 - x"]) == ({}, {}, ["no samples"])
+    short = {"name": "smt", "spinners": 2, "misplaced": 1, "samples": 12}
+    values, extra, problems = parse_smt_run([], [short])
+    assert values == {} and problems[0].startswith("a record the smt series does not write")
+    assert parse_smt_run(["ok 1 - x"], []) == ({}, {}, ["no samples"])
 
 
 def test_smt_adapter_passes_the_counts_and_draws_the_curve(tmp_path):
-    output = marked(SMT_MARK, {(1, c): smt_lines({2: 4, 5: 7}, samples=2)
-                               for c in SHARE_CLASSES})
+    runs = {(1, c): [SMT_NOT_OK] for c in SHARE_CLASSES}
+    output = marked(SMT_MARK, runs, tmp_path,
+                    {run: smt_records({2: 4, 5: 7}, samples=2) for run in runs})
     runner, outcome, topologies = run_adapter(tmp_path, "smt-spread", output)
     assert "COUNTS='2 5' sh " in runner.commands[0][0] and topologies == ["smt"]
     assert set(outcome.benches) == {"2 spinners", "5 spinners", "modelled throughput"}

@@ -22,9 +22,11 @@
 # leaves that point out (scripts/reproduce measures placement only).
 # COUNTS (default "2 3 4") lists the spinner counts; above the number of
 # cores a sample is misplaced when fewer cores than there are run any.
-# Each count's line also gives the cores in use summed over its samples:
-# scripts/reproduce's smt-throughput turns them into the SMT note's modelled
-# throughput.
+# Each count's line also gives the cores in use summed over its samples,
+# and the same counts go to the JSON lines file SCHED_TEST_METRICS names
+# ({"name": "smt", "spinners": N, "misplaced": B, "samples": S,
+# "longest_cs": L, "busy_cores": C}): scripts/reproduce's smt-spread turns
+# them into the SMT note's modelled throughput.
 # Usage: smt_spread.sh ULELOAD
 uleload=${1:?usage: $0 ULELOAD}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -107,7 +109,7 @@ for count in $COUNTS; do
 	s=0
 	busy=0
 	# Sampled from C (uleload cpuwatch), read once the window has ended.
-	spread=$("$uleload" cpuwatch 0 $STEP_MS $((SAMPLES * STEP_MS)) $pids)
+	spread=$(SCHED_TEST_METRICS= "$uleload" cpuwatch 0 $STEP_MS $((SAMPLES * STEP_MS)) $pids)
 	while read -r _hash _word now rest; do
 		[ "$_word" = spread ] || continue
 		count_cores $rest
@@ -128,6 +130,7 @@ $spread
 EOF
 	echo "# $count spinners: $bad of $s samples misplaced, longest for $longest cs," \
 		"busy cores $busy"
+	metric smt spinners=$count misplaced=$bad samples=$s longest_cs=$longest busy_cores=$busy
 	what="$count spinners on $want cores, misplaced for less than $MAX_BAD_CS cs at a time"
 	if [ $s -ge $((SAMPLES / 2)) ] && [ $longest -lt $MAX_BAD_CS ] && [ $((bad * 4)) -lt $((s * 3)) ]; then
 		ok "$what"
@@ -169,7 +172,7 @@ if [ "$REPAIR" = 1 ]; then
 	taskset -pc 0-$(($(nproc) - 1)) $b >/dev/null
 	made=$cpu
 	repaired=""
-	spread=$("$uleload" cpuwatch 0 $STEP_MS $((SAMPLES * STEP_MS)) $pids)
+	spread=$(SCHED_TEST_METRICS= "$uleload" cpuwatch 0 $STEP_MS $((SAMPLES * STEP_MS)) $pids)
 	while read -r _hash _word now rest; do
 		[ "$_word" = spread ] || continue
 		count_cores $rest

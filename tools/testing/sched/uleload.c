@@ -1024,7 +1024,7 @@ static int task_cpu_of(long pid, long tid)
  */
 /*
  * cpuwatch's samples for the host, one JSON object a line appended to the
- * file SCHED_TEST_METRICS names (nothing without it), as tap.sh's and
+ * file SCHED_TEST_METRICS names (nothing if unset or empty), as tap.sh's and
  * sched_test.h's metric() do: {"name": "spread", "t_cs": T, "cpus":
  * [CPU or null for a thread that is gone, ...]}.
  */
@@ -1035,7 +1035,7 @@ static void spread_metrics(const long *at, const int *cpus, long done, int n)
 	long i;
 	int j;
 
-	if (!path)
+	if (!path || !*path)
 		return;
 	f = fopen(path, "a");
 	if (!f) {

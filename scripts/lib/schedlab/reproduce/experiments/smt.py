@@ -1,14 +1,11 @@
 """The smt-spread experiment: 1 to 8 spinners on 4 cores x 2 SMT threads
 under each class, their placement and the SMT note's modelled throughput."""
 
-import re
-
 from ..registry import SHARE_CLASSES, bench_info, experiment
 from .series import parse_series, series_experiment
 
 
-SMT_LINE = re.compile(r"^# (\d+) spinners: (\d+) of (\d+) samples misplaced, "
-                      r"longest for (\d+) cs(?:, busy cores (\d+))?")
+SMT_FIELDS = ("spinners", "misplaced", "samples", "longest_cs", "busy_cores")
 SMT_MARK = "reproduce-smt"
 
 
@@ -32,43 +29,47 @@ SMT_ENV = smt_env(SMT_COUNTS, 2, 8)
 SMT_QUICK_ENV = smt_env(SMT_QUICK_COUNTS, 1, 2)
 
 
-def parse_smt_run(lines, cores=SMT_CORES):
-    """One run of smt_spread.sh: ({bench: value}, extra, problems). Per
-    count of two or more spinners, the fraction of samples in which fewer
-    cores ran one than could (two shared a core while a core ran none).
-    Over all counts, the SMT note's modelled throughput: a spinner runs at
-    full speed alone on a core and gains nothing from a busy sibling (its
-    model of a random scheduler; emulated siblings share no execution
-    units, so nothing else is measurable here), so throughput is the mean
-    number of cores running a spinner, summed over the counts, as a
-    fraction of the ideal sum of min(N, cores); its run carries the curve
-    (N, cores' worth) and every count's samples. smt_spread.sh's TAP
-    failures are misplacements, the measurement itself, not problems."""
-    values, curve, counts = {}, [], {}
+def parse_smt_run(lines, metrics, cores=SMT_CORES):
+    """One run of smt_spread.sh, its metrics: ({bench: value}, extra,
+    problems). Per count of two or more spinners, the fraction of samples
+    in which fewer cores ran one than could (two shared a core while a
+    core ran none). Over all counts, the SMT note's modelled throughput: a
+    spinner runs at full speed alone on a core and gains nothing from a
+    busy sibling (its model of a random scheduler; emulated siblings share
+    no execution units, so nothing else is measurable here), so throughput
+    is the mean number of cores running a spinner, summed over the counts,
+    as a fraction of the ideal sum of min(N, cores); its run carries the
+    curve (N, cores' worth) and every count's samples. smt_spread.sh's TAP
+    failures are misplacements, the measurement itself, not problems; a
+    record it does not write is one."""
+    values, curve, counts, problems = {}, [], {}, []
     busy_total = ideal_total = 0.0
-    for line in lines:
-        m = SMT_LINE.match(line)
-        if not m or int(m[3]) == 0:
+    for record in metrics:
+        if record.get("name") != "smt" or not all(isinstance(record.get(k), int)
+                                                  for k in SMT_FIELDS):
+            problems.append(f"a record the smt series does not write: {record}")
             continue
-        n, bad, samples = int(m[1]), int(m[2]), int(m[3])
-        counts[n] = {"samples": samples, "misplaced": bad, "longest_cs": int(m[4])}
+        n, bad, samples = record["spinners"], record["misplaced"], record["samples"]
+        if samples == 0:
+            continue
+        mean = record["busy_cores"] / samples
+        counts[n] = {"samples": samples, "misplaced": bad, "longest_cs": record["longest_cs"],
+                     "busy_cores": round(mean, 3)}
         if n >= 2:
             values[f"{n} spinners"] = round(bad / samples, 4)
-        if m[5] is not None:
-            mean = int(m[5]) / samples
-            counts[n]["busy_cores"] = round(mean, 3)
-            curve.append([n, round(mean, 3)])
-            busy_total, ideal_total = busy_total + mean, ideal_total + min(n, cores)
+        curve.append([n, round(mean, 3)])
+        busy_total, ideal_total = busy_total + mean, ideal_total + min(n, cores)
     if not counts:
-        return {}, {}, ["no samples"]
+        return {}, {}, problems + ["no samples"]
     if ideal_total:
         values[THROUGHPUT] = round(busy_total / ideal_total, 4)
-    return values, {"series": curve, "counts": counts}, []
+    return values, {"series": curve, "counts": counts}, problems
 
 
 def parse_smt(output, topology, files=None):
-    """Raw runs and failures of the smt-spread experiment's guest output."""
-    return parse_series(output, topology, SMT_MARK, lambda lines, _metrics: parse_smt_run(lines),
+    """Raw runs and failures of the smt-spread experiment's guest output
+    and the metrics files in the boot's shared folder `files`."""
+    return parse_series(output, topology, SMT_MARK, parse_smt_run,
                         lambda name: THROUGHPUT_UNIT if name == THROUGHPUT else MISPLACED,
                         THROUGHPUT, files=files)
 
