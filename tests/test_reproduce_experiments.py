@@ -173,30 +173,40 @@ def test_percentile_is_nearest_rank():
 LATENCY_RUN = [
     "# latency class cfs load 2 seconds 10",
     "ok 1 - 2 spinners started",
-    "# hist cyclictest 50:900 60:90 4000:9 20000:1",
     "ok 2 - cyclictest ran",
-    "# hist rt-app 100:998 3000:2",
     "ok 3 - rt-app ran",
     "wakelat messages 2 workers 4 seconds 10 samples 5000 p50_us 12 p90_us 40 p99_us 900 "
     "p999_us 4000 max_us 9000 busy 3",
     "ok 4 - wakelat ran",
 ]
+LATENCY_METRICS = [
+    {"name": "hist", "probe": "cyclictest", "bins": [[50, 900], [60, 90], [4000, 9], [20000, 1]]},
+    {"name": "hist", "probe": "rt-app", "bins": [[100, 998], [3000, 2]]},
+    {"name": "wakelat", "samples": 5000, "p50_us": 12, "p90_us": 40, "p99_us": 900,
+     "p999_us": 4000, "max_us": 9000, "busy": 3},
+]
 
 
 def test_latency_run_gives_three_percentiles_per_probe():
-    values, extra, problems = parse_latency_run(LATENCY_RUN)
+    values, extra, problems = parse_latency_run(LATENCY_RUN, LATENCY_METRICS)
     assert problems == []
     assert values == {"cyclictest p50": 50, "cyclictest p99": 60, "cyclictest p99.9": 4000,
                       "rt-app p50": 100, "rt-app p99": 100, "rt-app p99.9": 3000,
                       "wakelat p50": 12, "wakelat p99": 900, "wakelat p99.9": 4000}
     assert extra["samples"] == {"cyclictest": 1000, "rt-app": 1000, "wakelat": 5000}
+    _, _, problems = parse_latency_run([], [{"name": "hist", "probe": "rt-app",
+                                             "bins": [[100, "many"]]}])
+    assert problems[0].startswith("a record the latency series does not write")
 
 
 def test_latency_run_with_a_failed_probe_is_a_failure(tmp_path):
     bad = [line for line in LATENCY_RUN if "wakelat" not in line] + \
         ["not ok 4 - wakelat failed: usage"]
-    output = marked(LATENCY_MARK, {(1, "cfs"): LATENCY_RUN, (1, "ule"): LATENCY_RUN,
-                                             (1, "bmq"): bad, (1, "muqss"): LATENCY_RUN})
+    runs = {(1, "cfs"): LATENCY_RUN, (1, "ule"): LATENCY_RUN, (1, "bmq"): bad,
+            (1, "muqss"): LATENCY_RUN}
+    output = marked(LATENCY_MARK, runs, tmp_path,
+                    {run: LATENCY_METRICS if lines is not bad else LATENCY_METRICS[:2]
+                     for run, lines in runs.items()})
     runner, outcome, _ = run_adapter(tmp_path, "wakeup-latency", output)
     assert "RUN_S=1 sh " in runner.commands[0][0]
     assert runner.commands[0][0].count("/bin/true") >= 2   # uleload and wakelat

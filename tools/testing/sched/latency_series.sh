@@ -14,9 +14,11 @@
 #
 # Usage: latency_series.sh ULELOAD WAKELAT   (sizes from the environment:
 # RUN_S, LOAD; scripts/reproduce --quick shortens them)
-# Prints, besides TAP, "# latency class C load N seconds S" and per probe
-# "# hist PROBE US:COUNT ..." (non-empty 1 us bins) or, for wakelat, its
-# own "wakelat ..." summary line.
+# Prints TAP, "# latency class C load N seconds S" and wakelat's own
+# summary line; writes to the JSON lines file SCHED_TEST_METRICS names
+# {"name": "hist", "probe": PROBE, "bins": [[US, COUNT], ...]} (non-empty
+# 1 us bins) for cyclictest and rt-app, and wakelat writes its
+# percentiles there ({"name": "wakelat", ...}).
 uleload=${1:?usage: $0 ULELOAD WAKELAT}
 wakelat=${2:?usage: $0 ULELOAD WAKELAT}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,19 +51,23 @@ sleep 1
 
 # hist_line PROBE: "# hist PROBE US:COUNT ..." of the latencies (one per
 # line, in us) on stdin.
-hist_line() {
-	sort -n | uniq -c | awk -v p="$1" '{ s = s " " $2 ":" $1 }
-		END { print "# hist " p s }'
+# hist_metric PROBE: the latencies on stdin, one a line, as PROBE's
+# histogram record.
+hist_metric() {
+	sort -n | uniq -c | awk -v p="$1" -v f="$SCHED_TEST_METRICS" '
+		{ s = s sep "[" $2 ", " $1 "]"; sep = ", " }
+		END { if (f != "") print "{\"name\": \"hist\", \"probe\": \"" p "\", \"bins\": [" s "]}" >>f }'
 }
 
 cyclictest -q -m -t1 -i 1000 -D "$RUN_S" -h $HIST_US >$DIR/cyclictest.out 2>&1
 # Bins, then the overflows as samples at the maximum.
-awk -v cap=$HIST_US '
-	/^[0-9]+ +[0-9]+$/ { if ($2 + 0) s = s " " ($1 + 0) ":" ($2 + 0) }
+# Its histogram's bins as latencies, one a line (overflows at its maximum).
+awk '
+	/^[0-9]+ +[0-9]+$/ { for (i = 0; i < $2; i++) print $1 + 0 }
 	/^# Max Latencies:/ { max = $4 + 0 }
 	/^# Histogram Overflows:/ { over = $4 + 0 }
-	END { if (over) s = s " " max ":" over; print "# hist cyclictest" s }
-' $DIR/cyclictest.out
+	END { for (i = 0; i < over; i++) print max }
+' $DIR/cyclictest.out | hist_metric cyclictest
 grep -q "^# Total:" $DIR/cyclictest.out && ok "cyclictest ran" ||
 	not_ok "cyclictest failed: $(tail -n 2 $DIR/cyclictest.out | tr '\n' ' ')"
 
@@ -77,7 +83,7 @@ JSON
 rt-app $DIR/rt-app.json >$DIR/rt-app.out 2>&1
 log=$(ls $DIR/lat-periodic-*.log 2>/dev/null | head -n 1)
 if [ -n "$log" ] && [ "$(wc -l <"$log")" -gt 2 ]; then
-	awk '!/^#/ && $11 > 0 { print $11 }' "$log" | hist_line rt-app
+	awk '!/^#/ && $11 > 0 { print $11 }' "$log" | hist_metric rt-app
 	ok "rt-app ran"
 else
 	not_ok "rt-app logged nothing: $(tail -n 2 $DIR/rt-app.out | tr '\n' ' ')"

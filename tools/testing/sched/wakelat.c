@@ -30,7 +30,8 @@
  *
  * M, W and S are the arguments, N the number of latency samples, A..D the
  * 50th, 90th, 99th and 99.9th percentiles and E the largest sample, whole
- * microseconds (truncated), K the busy messages. The percentiles are
+ * microseconds (truncated), K the busy messages; with SCHED_TEST_METRICS
+ * set, the same as a JSON line appended to that file. The percentiles are
  * nearest-rank: the P-th is the smallest sample that at least P per cent
  * of the N samples do not exceed (the ceil(P * N / 100)-th smallest). Each
  * worker keeps its own histogram, merged at the end: 1 us buckets below
@@ -325,12 +326,38 @@ static int die(const char *what, int err)
 	return 1;
 }
 
+/*
+ * The summary for the host too, one JSON object appended to the file
+ * SCHED_TEST_METRICS names (nothing if unset or empty), as tap.sh's
+ * metric() writes for the scripts.
+ */
+static void metrics_line(unsigned long samples, const long *pct, long max_us, long busy)
+{
+	const char *path = getenv("SCHED_TEST_METRICS");
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "a");
+	if (!f) {
+		perror(path);
+		return;
+	}
+	fprintf(f, "{\"name\": \"wakelat\", \"samples\": %lu", samples);
+	fprintf(f, ", \"p50_us\": %ld, \"p90_us\": %ld", pct[0], pct[1]);
+	fprintf(f, ", \"p99_us\": %ld, \"p999_us\": %ld", pct[2], pct[3]);
+	fprintf(f, ", \"max_us\": %ld, \"busy\": %ld}\n", max_us, busy);
+	if (fclose(f))
+		perror(path);
+}
+
 int main(int argc, char **argv)
 {
 	struct messenger *messengers;
 	struct worker **workers;
+	static const long permille[] = { 500, 900, 990, 999 };
+	long i, b, stride, max_ns = 0, max_us, busy = 0, pct[ARRAY_SIZE(permille)];
 	unsigned long *hist, samples = 0;
-	long i, b, stride, max_ns = 0, max_us, busy = 0;
 	unsigned int *counters;
 	pthread_attr_t attr;
 	int err;
@@ -401,11 +428,12 @@ int main(int argc, char **argv)
 	}
 
 	max_us = max_ns / NSEC_PER_USEC;
+	for (i = 0; i < (long)ARRAY_SIZE(pct); i++)
+		pct[i] = percentile_us(hist, samples, permille[i], max_us);
 	printf("wakelat messages %ld workers %ld seconds %ld samples %lu", nr_messengers,
 	       nr_per_messenger, seconds, samples);
 	printf(" p50_us %ld p90_us %ld p99_us %ld p999_us %ld max_us %ld busy %ld\n",
-	       percentile_us(hist, samples, 500, max_us), percentile_us(hist, samples, 900, max_us),
-	       percentile_us(hist, samples, 990, max_us), percentile_us(hist, samples, 999, max_us),
-	       max_us, busy);
+	       pct[0], pct[1], pct[2], pct[3], max_us, busy);
+	metrics_line(samples, pct, max_us, busy);
 	return 0;
 }

@@ -2,16 +2,12 @@
 CPU-bound load, their p50, p99 and p99.9 per class."""
 
 import math
-import re
 
 from ..registry import CLASSES, bench_info, experiment
 from .series import TAP_NOT_OK, parse_series, series_experiment
 
 
 LATENCY_MARK = "reproduce-latency"
-LATENCY_HIST = re.compile(r"^# hist (\S+)((?: \d+:\d+)*)$")
-LATENCY_WAKELAT = re.compile(r"^wakelat .* samples (\d+) p50_us (\d+) p90_us \d+ "
-                             r"p99_us (\d+) p999_us (\d+) max_us (\d+)")
 LATENCY_PROBES = ("cyclictest", "rt-app", "wakelat")
 PERCENTILES = (("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9))
 LATENCY_BENCHES = {f"{probe} {name}": bench_info("us", worse="higher", better="lower")
@@ -32,24 +28,37 @@ def percentile(hist, pct):
     raise ValueError("empty histogram")
 
 
-def parse_latency_run(lines):
-    """One run of latency_series.sh: ({"PROBE pXX": us}, extra fields,
-    failed TAP checks). cyclictest and rt-app print histograms whose
-    percentiles are taken here; wakelat prints its own."""
-    values, extra, problems = {}, {"samples": {}}, []
-    for line in lines:
-        if m := LATENCY_HIST.match(line):
-            hist = {int(v): int(c) for v, c in (f.split(":") for f in m[2].split())}
+def valid_bins(bins):
+    """A histogram record's bins, [[us, count], ...] of whole numbers."""
+    return isinstance(bins, list) and all(
+        isinstance(b, list) and len(b) == 2 and all(isinstance(v, int) for v in b)
+        for b in bins)
+
+
+def parse_latency_run(lines, metrics):
+    """One run of latency_series.sh, its TAP lines and its metrics:
+    ({"PROBE pXX": us}, extra fields, problems: failed TAP checks and
+    malformed records). cyclictest's and rt-app's histograms are turned
+    into percentiles here; wakelat records its own."""
+    values, extra = {}, {"samples": {}}
+    problems = [m[1] for line in lines if (m := TAP_NOT_OK.match(line))]
+    for record in metrics:
+        name = record.get("name")
+        if (name == "hist" and record.get("probe") in LATENCY_PROBES
+                and valid_bins(record.get("bins"))):
+            hist = {us: count for us, count in record["bins"] if count}
             if hist:
-                extra["samples"][m[1]] = sum(hist.values())
-                for name, pct in PERCENTILES:
-                    values[f"{m[1]} {name}"] = percentile(hist, pct)
-        elif m := LATENCY_WAKELAT.match(line):
-            extra["samples"]["wakelat"] = int(m[1])
-            values.update({"wakelat p50": int(m[2]), "wakelat p99": int(m[3]),
-                           "wakelat p99.9": int(m[4])})
-        elif m := TAP_NOT_OK.match(line):
-            problems.append(m[1])
+                probe = record["probe"]
+                extra["samples"][probe] = sum(hist.values())
+                for pname, pct in PERCENTILES:
+                    values[f"{probe} {pname}"] = percentile(hist, pct)
+        elif name == "wakelat" and all(isinstance(record.get(k), int) for k in
+                                       ("samples", "p50_us", "p99_us", "p999_us")):
+            extra["samples"]["wakelat"] = record["samples"]
+            values.update({"wakelat p50": record["p50_us"], "wakelat p99": record["p99_us"],
+                           "wakelat p99.9": record["p999_us"]})
+        else:
+            problems.append(f"a record the latency series does not write: {record}")
     if not values:
         problems.append("no latencies")
     return values, extra, problems
@@ -57,7 +66,7 @@ def parse_latency_run(lines):
 
 def parse_latency(output, topology, files=None):
     """Raw runs and failures of the wakeup-latency experiment's output."""
-    return parse_series(output, topology, LATENCY_MARK, lambda lines, _metrics: parse_latency_run(lines),
+    return parse_series(output, topology, LATENCY_MARK, parse_latency_run,
                         lambda name: "us", "", files=files)
 
 
