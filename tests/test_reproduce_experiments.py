@@ -285,23 +285,30 @@ APPS_RUN = ["# apps class cfs cpus 2", "# app make-jN 8.192",
             "ok 1 - every application alone ran", "# pair xz+zstd xz 4.8",
             "# failed pair xz+zstd zstd zstd: error 5",
             "not ok 2 - every pair ran (got '1', want '0')"]
+APPS_METRICS = [{"name": "app", "app": "make-jN", "seconds": 8.192},
+                {"name": "app", "app": "xz", "pair": "xz+zstd", "seconds": 4.8},
+                {"name": "app", "app": "zstd", "pair": "xz+zstd", "failed": "zstd: error 5"}]
 
 
 def test_apps_run_names_benches_alone_and_beside_and_keeps_failures_per_bench():
-    values, extra, problems = parse_apps_run(APPS_RUN)
+    values, extra, problems = parse_apps_run(APPS_RUN, APPS_METRICS)
     assert values == {"make-jN alone": 8.192, "xz beside zstd": 4.8, "zstd beside xz": None}
     assert extra["why"] == {"zstd beside xz": "failed: zstd: error 5"} and problems == []
     assert list(app_benches(("xz",), ("xz+zstd",))) == [
         "xz alone", "xz beside zstd", "zstd beside xz"]
+    _, _, problems = parse_apps_run([], [{"name": "app", "app": "xz", "seconds": "soon"}])
+    assert problems[0].startswith("a record the applications series does not write")
 
 
 def test_apps_adapter_passes_the_inputs_and_records_the_failed_application(tmp_path,
                                                                             monkeypatch):
     monkeypatch.setattr("schedlab.reproduce.experiments.applications.apps_inputs", lambda: tmp_path / "apps")
-    ok = [line.replace("# failed pair xz+zstd zstd zstd: error 5", "# pair xz+zstd zstd 2.0")
-          for line in APPS_RUN if not line.startswith("not ok")]
-    output = marked(APPS_MARK, {(1, "cfs"): ok, (1, "ule"): ok, (1, "bmq"): APPS_RUN,
-                                          (1, "muqss"): ok})
+    ok = [line for line in APPS_RUN if not line.startswith("not ok")]
+    ok_metrics = APPS_METRICS[:2] + [{"name": "app", "app": "zstd", "pair": "xz+zstd",
+                                      "seconds": 2.0}]
+    runs = {(1, "cfs"): ok, (1, "ule"): ok, (1, "bmq"): APPS_RUN, (1, "muqss"): ok}
+    output = marked(APPS_MARK, runs, tmp_path,
+                    {run: APPS_METRICS if run[1] == "bmq" else ok_metrics for run in runs})
     runner, outcome, topologies = run_adapter(tmp_path, "applications", output)
     command = runner.commands[0][0]
     assert "ALONE='make-jN' PAIRS='xz+zstd' MAKE_OBJS='lzio.o' sh " in command

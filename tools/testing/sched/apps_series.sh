@@ -18,10 +18,13 @@
 # Usage: apps_series.sh APPS   (from the environment: ALONE, the
 # applications to time alone; PAIRS, pairs as A+B; MAKE_OBJS, the objects
 # make builds; scripts/reproduce --quick shortens them)
-# Prints, besides TAP, "# app NAME SECONDS" for an application alone and
-# "# pair A+B NAME SECONDS" for each of a pair's two, or the same line
-# with "failed" before it and the tool's last line for the time when the
-# application exits non-zero.
+# Prints TAP and "# app NAME SECONDS" for an application alone and "# pair
+# A+B NAME SECONDS" for each of a pair's two, or the same line with
+# "failed" before it and the tool's last line for the time when the
+# application exits non-zero; writes the same to the JSON lines file
+# SCHED_TEST_METRICS names: {"name": "app", "app": NAME, "seconds": S},
+# with "pair": "A+B" for a pair's, and "failed": LAST_LINE in place of
+# "seconds".
 apps=${1:?usage: $0 APPS}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
@@ -70,14 +73,20 @@ work() {
 
 now_ns() { date +%s%N; }
 
-# timed NAME PREFIX: run NAME's work and print "# PREFIX NAME SECONDS".
+# timed NAME [PAIR]: run NAME's work, alone or in PAIR, and print and
+# record its time.
 timed() {
+	_in=${2:+pair $2}
 	t0=$(now_ns)
 	if work "$1" >"$WORK/$1.log" 2>&1; then
 		t1=$(now_ns)
-		echo "# $2 $1 $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
+		_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+		echo "# ${_in:-app} $1 $_s"
+		metric app app="$1" ${2:+pair="$2"} seconds="$_s"
 	else
-		echo "# failed $2 $1 $(tail -n 1 "$WORK/$1.log")"
+		_last=$(tail -n 1 "$WORK/$1.log")
+		echo "# failed ${_in:-app} $1 $_last"
+		metric app app="$1" ${2:+pair="$2"} failed="$(json_escape "$_last")"
 		return 1
 	fi
 }
@@ -88,7 +97,7 @@ echo "# apps class $class cpus $N"
 failed=0
 for a in $ALONE; do
 	prepare "$a"
-	timed "$a" app || failed=$((failed + 1))
+	timed "$a" || failed=$((failed + 1))
 	rm -rf "${WORK:?}/$a"
 done
 check $failed 0 "every application alone ran"
@@ -98,8 +107,8 @@ for p in $PAIRS; do
 	b=${p#*+}
 	prepare "$a"
 	prepare "$b"
-	timed "$a" "pair $p" >$WORK/pair-a.out &
-	timed "$b" "pair $p" >$WORK/pair-b.out || failed=$((failed + 1))
+	timed "$a" "$p" >$WORK/pair-a.out &
+	timed "$b" "$p" >$WORK/pair-b.out || failed=$((failed + 1))
 	wait $! || failed=$((failed + 1))
 	cat $WORK/pair-a.out $WORK/pair-b.out
 	rm -rf "${WORK:?}/$a" "${WORK:?}/$b"

@@ -17,9 +17,10 @@ rejects() {
 # metric NAME KEY=VALUE...: one JSON object a line, {"name": NAME,
 # "KEY": VALUE, ...}, appended to the file SCHED_TEST_METRICS names
 # (nothing without it), as sched_test.h's metric() does for the C tests.
-# A VALUE that is not a JSON number is written as a string; no KEY or
-# VALUE may hold a quote or a backslash. Builtins only: callers sample in
-# loops that must not fork.
+# A VALUE that is not a JSON number is written as a string: one that may
+# hold a quote, a backslash or a control character must go through
+# json_escape first. Builtins only: callers sample in loops that must not
+# fork.
 metric() {
 	[ -n "$SCHED_TEST_METRICS" ] || return 0
 	_m="{\"name\": \"$1\""
@@ -31,7 +32,12 @@ metric() {
 		esac
 		_m="$_m, \"${_kv%%=*}\": $_v"
 	done
-	echo "$_m}" >>"$SCHED_TEST_METRICS"
+	printf '%s}\n' "$_m" >>"$SCHED_TEST_METRICS"
+}
+# json_escape TEXT: TEXT as the inside of a JSON string (control
+# characters dropped), for metric(). Forks: not for sampling loops.
+json_escape() {
+	printf '%s' "$1" | tr -d '\000-\037' | sed 's/[\\"]/\\&/g'
 }
 tap_done() {
 	echo "# $fails of $n failed"

@@ -2,15 +2,11 @@
 pairs, and make -j1/-jN, under each class (the ULE paper §6.3-§6.4, the MuQSS thesis
 §4.2)."""
 
-import re
-
 from ..registry import CLASSES, bench_info, experiment
 from .inputs import apps_inputs
 from .series import parse_series, series_experiment
 
 APPS_MARK = "reproduce-apps"
-APPS_LINE = re.compile(r"^# (app|pair (\S+)) (\S+) (\d+(?:\.\d+)?)$")
-APPS_FAILED = re.compile(r"^# failed (app|pair (\S+)) (\S+) ?(.*)$")
 APPS_ALONE = ("make-j1", "make-jN", "povray", "x264", "xz", "zstd", "7z")
 APPS_PAIRS = ("make-jN+x264", "povray+xz")
 # --quick: make -jN of one of Lua's objects, and one pair.
@@ -32,25 +28,34 @@ def app_benches(alone, pairs):
     return {n: bench_info("s") for n in names}
 
 
-def parse_apps_run(lines):
-    """One run of apps_series.sh: ({bench: seconds, or None for an
-    application that failed}, {"why": {bench: its last line}}, problems
-    of the run). The script's TAP checks only repeat the failures."""
+def parse_apps_run(lines, metrics):
+    """One run of apps_series.sh, its metrics: ({bench: seconds, or None
+    for an application that failed}, {"why": {bench: its last line}},
+    problems of the run). The script's TAP checks only repeat the
+    failures; a record it does not write is a problem."""
     values, why, problems = {}, {}, []
-    for line in lines:
-        if m := APPS_LINE.match(line):
-            values[app_bench(m[3], m[2])] = float(m[4])
-        elif m := APPS_FAILED.match(line):
-            bench_name = app_bench(m[3], m[2])
-            values[bench_name], why[bench_name] = None, f"failed: {m[4]}"
+    for record in metrics:
+        app, pair = record.get("app"), record.get("pair")
+        if record.get("name") != "app" or not isinstance(app, str) or \
+                not isinstance(pair, (str, type(None))):
+            problems.append(f"a record the applications series does not write: {record}")
+        elif isinstance(record.get("seconds"), (int, float)):
+            values[app_bench(app, pair)] = float(record["seconds"])
+        elif isinstance(record.get("failed"), str):
+            bench_name = app_bench(app, pair)
+            values[bench_name], why[bench_name] = None, f"failed: {record['failed']}"
+        else:
+            problems.append(f"a record the applications series does not write: {record}")
     if not values:
         problems.append("no application ran")
     return values, {"why": why}, problems
 
 
 def parse_apps(output, topology, files=None):
-    """Raw runs and failures of the applications experiment's output."""
-    return parse_series(output, topology, APPS_MARK, lambda lines, _metrics: parse_apps_run(lines), lambda name: "s", "", files=files)
+    """Raw runs and failures of the applications experiment's output and
+    the metrics files in the boot's shared folder `files`."""
+    return parse_series(output, topology, APPS_MARK, parse_apps_run, lambda name: "s", "",
+                        files=files)
 
 
 @experiment(
