@@ -217,17 +217,17 @@ def test_latency_run_with_a_failed_probe_is_a_failure(tmp_path):
 
 # -- barrier-hpc ----------------------------------------------------------------
 
-def stencil_line(ms, wait, checksum="5.572999e+05"):
-    return (f"stencil threads 8 iterations 1000 cells 65536 elapsed_ms {ms} "
-            f"wait_pct {wait} checksum {checksum}")
+def stencil_record(ms, wait, checksum="5.572999e+05"):
+    return {"name": "stencil", "threads": 8, "iterations": 1000, "cells": 65536,
+            "elapsed_ms": ms, "wait_pct": wait, "checksum": checksum}
 
 
 def test_barrier_runs_and_a_wrong_checksum_is_a_failure(tmp_path):
-    output = marked(BARRIER_MARK, {
-        (1, "cfs"): [stencil_line(1500.0, 20.5), "ok 1 - stencil ran on 8 CPUs"],
-        (1, "ule"): [stencil_line(1800.0, 30.0), "ok 1 - stencil ran on 8 CPUs"],
-        (1, "bmq"): [stencil_line(1400.0, 10.0, "1.0e+00"), "ok 1 - stencil ran on 8 CPUs"],
-        (1, "muqss"): [stencil_line(1600.0, 25.0), "ok 1 - stencil ran on 8 CPUs"]})
+    ran = ["ok 1 - stencil ran on 8 CPUs"]
+    output = marked(BARRIER_MARK, {(1, c): ran for c in CLASSES}, tmp_path, {
+        (1, "cfs"): [stencil_record(1500.0, 20.5)], (1, "ule"): [stencil_record(1800.0, 30.0)],
+        (1, "bmq"): [stencil_record(1400.0, 10.0, "1.0e+00")],
+        (1, "muqss"): [stencil_record(1600.0, 25.0)]})
     runner, outcome, topologies = run_adapter(tmp_path, "barrier-hpc", output)
     assert "ITERATIONS=40 CELLS=4096 sh " in runner.commands[0][0]
     assert topologies == ["1x2"]
@@ -248,8 +248,8 @@ def test_experiments_default_to_their_qemu_mode_unless_told(tmp_path, monkeypatc
             modes.append(self.mode)
             return super().run(*args, **kwargs)
 
-    runner = Runner(tmp_path, marked(BARRIER_MARK, {
-        (1, c): [stencil_line(1000.0, 1.0)] for c in CLASSES}))
+    runner = Runner(tmp_path, marked(BARRIER_MARK, {(1, c): [] for c in CLASSES}, tmp_path,
+                                     {(1, c): [stencil_record(1000.0, 1.0)] for c in CLASSES}))
     monkeypatch.setattr("schedlab.reproduce.cli.GuestRunner", lambda config, mode, workdir: runner)
     monkeypatch.setattr(build, "build", lambda config: 0)
     for argv, want in (([], "mttcg"), (["--qemu-mode", "tcg"], "tcg")):

@@ -7,7 +7,8 @@
 #
 # Usage: barrier_series.sh STENCIL   (sizes from the environment:
 # ITERATIONS, CELLS per thread; scripts/reproduce --quick shortens them)
-# Prints, besides TAP, stencil's own result line.
+# Prints TAP and stencil's own result line, which stencil also writes
+# to the JSON lines file SCHED_TEST_METRICS names.
 stencil=${1:?usage: $0 STENCIL}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"

@@ -19,7 +19,8 @@
  * takes: every thread has finished reading a grid before anyone overwrites
  * it.
  *
- * Prints one line when done:
+ * Prints one line when done (and with SCHED_TEST_METRICS set appends the
+ * same as a JSON object to that file):
  *
  *   stencil threads T iterations I cells C elapsed_ms X wait_pct W checksum S
  *
@@ -170,9 +171,36 @@ static double *alloc_grid(void)
 	return g;
 }
 
+/*
+ * The result for the host too, one JSON object appended to the file
+ * SCHED_TEST_METRICS names (nothing if unset or empty); the checksum as
+ * the string printed, which runs compare.
+ */
+static void metrics_line(long nr_threads, long per_thread, double elapsed_ms, double wait_pct,
+			 double sum)
+{
+	const char *path = getenv("SCHED_TEST_METRICS");
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "a");
+	if (!f) {
+		perror(path);
+		return;
+	}
+	fprintf(f, "{\"name\": \"stencil\", \"threads\": %ld, \"iterations\": %ld",
+		nr_threads, nr_iterations);
+	fprintf(f, ", \"cells\": %ld, \"elapsed_ms\": %.3f, \"wait_pct\": %.1f",
+		per_thread, elapsed_ms, wait_pct);
+	fprintf(f, ", \"checksum\": \"%.6e\"}\n", sum);
+	if (fclose(f))
+		perror(path);
+}
+
 int main(int argc, char **argv)
 {
-	double start = 0, end = 0, wait_pct = 0, elapsed;
+	double start = 0, end = 0, wait_pct = 0, elapsed, sum;
 	long nr_threads, per_thread, t;
 	int err;
 
@@ -226,9 +254,10 @@ int main(int argc, char **argv)
 		wait_pct += 100.0 * threads[t].wait_ns / elapsed;
 	wait_pct /= nr_threads;
 
+	sum = checksum(grid[nr_iterations & 1]);
 	printf("stencil threads %ld iterations %ld cells %ld", nr_threads, nr_iterations,
 	       per_thread);
-	printf(" elapsed_ms %.3f wait_pct %.1f checksum %.6e\n", elapsed / 1e6, wait_pct,
-	       checksum(grid[nr_iterations & 1]));
+	printf(" elapsed_ms %.3f wait_pct %.1f checksum %.6e\n", elapsed / 1e6, wait_pct, sum);
+	metrics_line(nr_threads, per_thread, elapsed / 1e6, wait_pct, sum);
 	return 0;
 }

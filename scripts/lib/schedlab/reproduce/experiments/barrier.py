@@ -1,15 +1,12 @@
 """The barrier-hpc experiment: a barrier-synchronised stencil with one
 thread per CPU, its completion time and barrier wait (the ULE paper §6.3)."""
 
-import re
-
 from ..registry import CLASSES, bench_info, experiment
 from .series import TAP_NOT_OK, parse_series, series_experiment
 
 
 BARRIER_MARK = "reproduce-barrier"
-BARRIER_LINE = re.compile(r"^stencil threads (\d+) iterations (\d+) cells (\d+) "
-                          r"elapsed_ms (\S+) wait_pct (\S+) checksum (\S+)$")
+STENCIL_COUNTS = ("threads", "iterations", "cells")
 BARRIER_BENCHES = {
     "completion time": bench_info("s"),
     "barrier wait": bench_info("% of the run, mean over threads", "difference",
@@ -19,18 +16,24 @@ BARRIER_BENCHES = {
 BARRIER_QUICK_ENV = "ITERATIONS=40 CELLS=4096 "
 
 
-def parse_barrier_run(lines):
-    """One run of barrier_series.sh: ({bench: value}, extra fields,
-    failed TAP checks); the checksum is kept, every run must print the
+def parse_barrier_run(lines, metrics):
+    """One run of barrier_series.sh, its TAP lines and stencil's record:
+    ({bench: value}, extra fields, problems: failed TAP checks and
+    malformed records); the checksum is kept, every run must record the
     same one for the same sizes."""
-    values, extra, problems = {}, {}, []
-    for line in lines:
-        if m := BARRIER_LINE.match(line):
-            values = {"completion time": float(m[4]) / 1000, "barrier wait": float(m[5])}
-            extra = {"threads": int(m[1]), "iterations": int(m[2]), "cells": int(m[3]),
-                     "checksum": m[6]}
-        elif m := TAP_NOT_OK.match(line):
-            problems.append(m[1])
+    values, extra = {}, {}
+    problems = [m[1] for line in lines if (m := TAP_NOT_OK.match(line))]
+    for record in metrics:
+        if (record.get("name") == "stencil"
+                and all(isinstance(record.get(k), int) for k in STENCIL_COUNTS)
+                and all(isinstance(record.get(k), (int, float))
+                        for k in ("elapsed_ms", "wait_pct"))
+                and isinstance(record.get("checksum"), str)):
+            values = {"completion time": record["elapsed_ms"] / 1000,
+                      "barrier wait": float(record["wait_pct"])}
+            extra = {k: record[k] for k in (*STENCIL_COUNTS, "checksum")}
+        else:
+            problems.append(f"a record the barrier series does not write: {record}")
     if not values and not problems:
         problems.append("no stencil result")
     return values, extra, problems
@@ -40,8 +43,9 @@ def parse_barrier(output, topology, files=None):
     """Raw runs and failures of the barrier-hpc experiment's output; runs
     whose checksum differs from the most common one are failures (the
     stencil computed something else)."""
-    runs, failures = parse_series(output, topology, BARRIER_MARK, lambda lines, _metrics: parse_barrier_run(lines),
-                                  lambda name: BARRIER_BENCHES[name]["unit"], "completion time", files=files)
+    runs, failures = parse_series(output, topology, BARRIER_MARK, parse_barrier_run,
+                                  lambda name: BARRIER_BENCHES[name]["unit"], "completion time",
+                                  files=files)
     sums = [r["checksum"] for r in runs if "checksum" in r]
     if sums:
         common = max(set(sums), key=sums.count)
