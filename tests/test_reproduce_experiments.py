@@ -15,8 +15,8 @@ from schedlab.reproduce.document import check_png, document, validate
 from schedlab.reproduce.experiments.applications import APPS_MARK, app_benches, parse_apps_run
 from schedlab.reproduce.experiments.barrier import BARRIER_MARK
 from schedlab.reproduce.experiments.inputs import apps_inputs, write_corpus, write_video
-from schedlab.reproduce.experiments.interactivity import (ITRACE_MARK, ITRACE_SAMPLE, jain,
-                                                           parse_itrace_run)
+from schedlab.reproduce.experiments.interactivity import (ITRACE_MARK, jain, parse_itrace_run,
+                                                           valid_threads)
 from schedlab.reproduce.experiments.latency import LATENCY_MARK, parse_latency_run, percentile
 from schedlab.reproduce.experiments.series import metrics_file
 from schedlab.reproduce.experiments.smt import SMT_MARK, parse_smt_run
@@ -63,24 +63,24 @@ def save_doc(tmp_path, name, outcome, topologies):
 
 # -- interactivity-trace -------------------------------------------------------
 
-def itrace_lines(cls, running, starving, samples=6, score=True):
-    """interactivity_series.sh's output: the main thread, then `running`
+def itrace_metrics(running, starving, samples=6, score=True):
+    """interactivity_series.sh's records: the main thread, then `running`
     workers that gain 10 ms per sample and `starving` ones that never run,
     every 0.5 s; scores 10 and 60 on ULE."""
     n = running + starving
-    out = [f"# itrace class {cls} cpu 1 threads {n} run_us 1000 sleep_us 4000 "
-           "seconds 3 step 0.5", "# threads 1000 90:5000:50" if score else
-           "# threads 1000 90:5000:-"]
+    out = [{"name": "itrace", "class": "ule", "cpu": 1, "threads": n, "run_us": 1000,
+            "sleep_us": 4000, "seconds": 3, "step": 0.5},
+           {"name": "threads", "t_cs": 1000, "threads": [[90, 5000, 50 if score else None]]}]
     for k in range(samples):
-        fields = ["90:6000:" + ("40" if score else "-")]
-        fields += [f"{100 + i}:{10000 * k}:{10 if score else '-'}" for i in range(running)]
-        fields += [f"{200 + i}:0:{60 if score else '-'}" for i in range(starving)]
-        out.append(f"# threads {1050 + 50 * k} " + " ".join(fields))
-    return out + ["ok 1 - x", "# events 100"]
+        threads = [[90, 6000, 40 if score else None]]
+        threads += [[100 + i, 10000 * k, 10 if score else None] for i in range(running)]
+        threads += [[200 + i, 0, 60 if score else None] for i in range(starving)]
+        out.append({"name": "threads", "t_cs": 1050 + 50 * k, "threads": threads})
+    return out + [{"name": "events", "events": 100}]
 
 
 def test_itrace_counts_the_threads_that_starve_and_keeps_the_samples():
-    values, extra, problems = parse_itrace_run(itrace_lines("ule", 3, 5))
+    values, extra, problems = parse_itrace_run(["ok 1 - x"], itrace_metrics(3, 5))
     assert problems == []
     assert values == {"starved threads": 5, "fairness": 0.375}
     assert extra["series"][-1] == [2.5, 3]
@@ -89,8 +89,11 @@ def test_itrace_counts_the_threads_that_starve_and_keeps_the_samples():
 
 
 def test_itrace_without_enough_samples_of_every_thread_is_a_problem():
-    values, _, problems = parse_itrace_run(itrace_lines("cfs", 2, 0, samples=2))
+    values, _, problems = parse_itrace_run([], itrace_metrics(2, 0, samples=2))
     assert values == {} and "fewer than 3 samples saw all 2 threads" in problems[0]
+    _, _, problems = parse_itrace_run([], [{"name": "threads", "t_cs": 1,
+                                            "threads": [[90, "5000", None]]}])
+    assert problems[0].startswith("a record the interactivity series does not write")
 
 
 def test_jain_index():
@@ -117,9 +120,9 @@ def test_thread_sampler_reads_run_times_with_or_without_sched_debug(monkeypatch)
     spec.loader.exec_module(sampler)
 
     def run_us(pid):
-        fields = sampler.sample(pid)
-        assert fields and ITRACE_SAMPLE.match("# threads 1 " + " ".join(fields))
-        return int(fields[0].split(":")[1])
+        threads = sampler.sample(pid)
+        assert threads and valid_threads([list(t) for t in threads])
+        return threads[0][1]
 
     def no_sched(path, *args, **kwargs):
         if str(path).endswith("/sched"):
@@ -140,11 +143,9 @@ def test_thread_sampler_reads_run_times_with_or_without_sched_debug(monkeypatch)
 
 
 def test_itrace_adapter_keeps_per_thread_samples_of_round_1_and_draws_them(tmp_path):
-    output = marked(ITRACE_MARK, {
-        (1, "cfs"): itrace_lines("cfs", 8, 0, score=False),
-        (1, "ule"): itrace_lines("ule", 3, 5),
-        (1, "bmq"): itrace_lines("bmq", 6, 2, score=False),
-        (2, "ule"): itrace_lines("ule", 4, 4)})
+    metrics = {(1, "cfs"): itrace_metrics(8, 0, score=False), (1, "ule"): itrace_metrics(3, 5),
+               (1, "bmq"): itrace_metrics(6, 2, score=False), (2, "ule"): itrace_metrics(4, 4)}
+    output = marked(ITRACE_MARK, {run: ["ok 1 - x"] for run in metrics}, tmp_path, metrics)
     runner, outcome, topologies = run_adapter(tmp_path, "interactivity-trace", output)
     assert "THREADS=16 RUN_S=3 sh " in runner.commands[0][0]
     starved = {(r["variant"], r["round"]): r["value"] for r in outcome.runs
@@ -397,8 +398,8 @@ def test_a_guest_failure_ends_reproduce_with_3_and_the_others_still_run(tmp_path
                 raise vm.GuestError("QEMU died")
             return super().run(command, topology, tag, *args, **kwargs)
 
-    itrace = marked(ITRACE_MARK, {(1, c): itrace_lines(c, 4, 0, score=c == "ule")
-                                  for c in CLASSES})
+    itrace = marked(ITRACE_MARK, {(1, c): [] for c in CLASSES}, tmp_path,
+                    {(1, c): itrace_metrics(4, 0, score=c == "ule") for c in CLASSES})
     runner = Runner(tmp_path, itrace)
     monkeypatch.setattr("schedlab.reproduce.cli.GuestRunner", lambda config, mode, workdir: runner)
     rc = reproduce.main(["barrier-hpc", "interactivity-trace", "--quick", "--no-build",

@@ -16,8 +16,10 @@
 #
 # Usage: interactivity_series.sh   (sizes from the environment: THREADS,
 # RUN_S, STEP, RUN_US, SLEEP_US; scripts/reproduce --quick shortens them)
-# Prints, besides TAP, "# itrace ..." (the settings), thread_sampler.py's
-# "# threads ..." lines and "# events N" (sysbench's events in total).
+# Prints TAP and "# itrace ..." (the settings); writes to the JSON lines
+# file SCHED_TEST_METRICS names {"name": "itrace", "threads": N,
+# "seconds": S, ...} (the settings), thread_sampler.py's samples and
+# {"name": "events", "events": N} (sysbench's events in total).
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
 CPU=1
@@ -40,6 +42,8 @@ ok "CPU $CPU for sysbench, CPU 0 for the sampler"
 taskset -pc 0 $$ >/dev/null
 echo "# itrace class $class cpu $CPU threads $THREADS run_us $RUN_US" \
 	"sleep_us $SLEEP_US seconds $RUN_S step $STEP"
+metric itrace class=$class cpu=$CPU threads=$THREADS run_us=$RUN_US sleep_us=$SLEEP_US \
+	seconds=$RUN_S step=$STEP
 pid=$(setsid taskset -c $CPU sysbench --threads="$THREADS" --time="$RUN_S" \
 	"$here/sysbench_sleepers.lua" --run_us="$RUN_US" --sleep_us="$SLEEP_US" run \
 	>$OUT 2>&1 & echo $!)
@@ -53,7 +57,7 @@ done
 events=$(sed -n 's/^ *total number of events: *\([0-9]*\).*/\1/p' $OUT)
 if [ -n "$events" ]; then
 	ok "sysbench ran $events events"
-	echo "# events $events"
+	metric events events=$events
 else
 	not_ok "sysbench gave no result: $(tail -n 3 $OUT | tr '\n' ' ')"
 	kill "$pid" 2>/dev/null

@@ -1,15 +1,11 @@
 """The interactivity-trace experiment: 128 sysbench threads on one CPU,
 which of them run and which starve (the ULE paper §5.2)."""
 
-import re
-
 from ..registry import CLASSES, bench_info, experiment
 from .series import TAP_NOT_OK, parse_series, series_experiment
 
 
 ITRACE_MARK = "reproduce-itrace"
-ITRACE_HEAD = re.compile(r"^# itrace class \S+ cpu \d+ threads (\d+) .* seconds (\d+) step \S+$")
-ITRACE_SAMPLE = re.compile(r"^# threads (\d+)((?: \d+:\d+:\S+)*)$")
 # A thread starves when it gets less than this fraction of an equal share
 # of its CPU over the measured window.
 ITRACE_STARVED_SHARE = 0.1
@@ -33,24 +29,33 @@ def jain(values):
     return round(total * total / (len(values) * squares), 4) if squares else None
 
 
-def parse_itrace_run(lines):
-    """One run of interactivity_series.sh: ({bench: value}, extra fields
-    of the "starved threads" run, failed TAP checks). The first thread is
+def valid_threads(threads):
+    """A sample's threads: [[tid, run_us, score or None], ...]."""
+    return isinstance(threads, list) and all(
+        isinstance(t, list) and len(t) == 3 and isinstance(t[0], int) and isinstance(t[1], int)
+        and (t[2] is None or isinstance(t[2], int)) for t in threads)
+
+
+def parse_itrace_run(lines, metrics):
+    """One run of interactivity_series.sh, its TAP lines and its metrics:
+    ({bench: value}, extra fields of the "starved threads" run, problems:
+    failed TAP checks and malformed records). The first thread is
     sysbench's main thread, the others its workers; the window runs from
     ITRACE_SETTLE of the time between the first and last samples that saw
     every worker to the last of them. Extra: the threads that ran in each
     step over time, and per worker its run time (ms) and ULE score (None
     off ULE) at every sample, for the figures."""
-    samples, problems, head = [], [], None
-    for line in lines:
-        if m := ITRACE_HEAD.match(line):
-            head = int(m[1])
-        elif m := ITRACE_SAMPLE.match(line):
-            threads = [f.split(":") for f in m[2].split()]
-            samples.append((int(m[1]), [(int(t), int(r), None if s == "-" else int(s))
-                                        for t, r, s in threads[1:]]))
-        elif m := TAP_NOT_OK.match(line):
-            problems.append(m[1])
+    samples, head = [], None
+    problems = [m[1] for line in lines if (m := TAP_NOT_OK.match(line))]
+    for record in metrics:
+        name = record.get("name")
+        if name == "itrace" and isinstance(record.get("threads"), int):
+            head = record["threads"]
+        elif (name == "threads" and isinstance(record.get("t_cs"), int)
+              and valid_threads(record.get("threads"))):
+            samples.append((record["t_cs"], [tuple(t) for t in record["threads"][1:]]))
+        elif name != "events":
+            problems.append(f"a record the interactivity series does not write: {record}")
     full = [(t, th) for t, th in samples if head and len(th) == head]
     if not full or len(full) < 3:
         return {}, {}, problems + [f"fewer than 3 samples saw all {head} threads"]
@@ -72,8 +77,9 @@ def parse_itrace_run(lines):
 def parse_itrace(output, topology, files=None):
     """Raw runs and failures of the interactivity-trace experiment's guest
     output; per-thread samples are kept for the first round only."""
-    runs, failures = parse_series(output, topology, ITRACE_MARK, lambda lines, _metrics: parse_itrace_run(lines),
-                                  lambda name: ITRACE_BENCHES[name]["unit"], "starved threads", files=files)
+    runs, failures = parse_series(output, topology, ITRACE_MARK, parse_itrace_run,
+                                  lambda name: ITRACE_BENCHES[name]["unit"], "starved threads",
+                                  files=files)
     for run in runs:
         if run["round"] != 1:
             run.pop("per_thread", None)
