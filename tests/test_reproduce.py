@@ -548,7 +548,7 @@ def class_bench_output(rounds, benches, classes=CLASSES):
 
 def test_wakeup_adapter_turns_class_bench_output_into_runs(tmp_path):
     runner = FakeRunner(tmp_path, class_bench_output(2, WAKEUP))
-    ctx = Context(rounds=2, quick=True, runner=runner, build_programs=False)
+    ctx = Context(rounds=2, quick=True, runner=runner)
     outcome, topologies = run_experiment(EXPERIMENTS["wakeup"], 0, ctx, None, False)
     assert topologies == ["1x2"]
     cmd = runner.commands[0][0]
@@ -574,7 +574,7 @@ def test_classes_restrict_variants_and_keep_the_base():
 
 def test_classes_reach_the_guest_command_and_the_document(tmp_path):
     runner = FakeRunner(tmp_path, class_bench_output(1, WAKEUP, ("cfs", "bmq")))
-    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
+    ctx = Context(rounds=1, quick=True, runner=runner)
     exp = with_classes(EXPERIMENTS["wakeup"], ("bmq",))
     outcome, _ = run_experiment(exp, 0, ctx, None, False)
     assert "class_bench.sh 'cfs bmq' 1 0 wakeup" in runner.commands[0][0]
@@ -589,7 +589,7 @@ def test_a_quick_boot_may_hang_for_minutes_not_a_quarter_of_an_hour(tmp_path):
     limits = {}
     for quick in (True, False):
         runner = FakeRunner(tmp_path, class_bench_output(1, WAKEUP))
-        ctx = Context(rounds=1, quick=quick, runner=runner, build_programs=False)
+        ctx = Context(rounds=1, quick=quick, runner=runner)
         run_experiment(EXPERIMENTS["wakeup"], 0, ctx, None, False)
         limits[quick] = runner.commands[0][2]
     estimate = BOOT_SECONDS + EXPERIMENTS["wakeup"].estimate("1x2", True)
@@ -602,7 +602,7 @@ def test_scaling_adapter_names_runs_by_topology_and_notes_missing_ones(tmp_path)
         classes = ("cfs", "ule") if topology == "2x4" else CLASSES
         return class_bench_output(1, ("sysbench-threads", "sysbench-mutex"), classes)
     runner = FakeRunner(tmp_path, output)
-    ctx = Context(rounds=1, quick=False, runner=runner, build_programs=False)
+    ctx = Context(rounds=1, quick=False, runner=runner)
     ctx.program = lambda name: Path("/bin/true")
     outcome, topologies = run_experiment(
         EXPERIMENTS["sysbench-scaling"], 0, ctx, None, False)
@@ -620,7 +620,7 @@ def test_muqss_thesis_adapter_passes_the_frame_task_and_the_lua_tree(tmp_path, m
     runs every benchmark, and missed frames compare as a difference."""
     monkeypatch.setattr("schedlab.reproduce.experiments.class_bench.apps_inputs", lambda: tmp_path / "apps")
     runner = FakeRunner(tmp_path, class_bench_output(2, MUQSS_THESIS, SHARE_CLASSES))
-    ctx = Context(rounds=2, quick=False, runner=runner, build_programs=False)
+    ctx = Context(rounds=2, quick=False, runner=runner)
     ctx.program = lambda name: Path(f"/progs/{name}")
     outcome, _ = run_experiment(EXPERIMENTS["muqss-thesis"], 0, ctx, None, False)
     cmd = runner.commands[0][0]
@@ -636,7 +636,7 @@ def test_muqss_thesis_adapter_passes_the_frame_task_and_the_lua_tree(tmp_path, m
 
 def test_class_bench_without_results_is_an_error(tmp_path):
     runner = FakeRunner(tmp_path, "class_bench.sh: unknown suite\n")
-    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
+    ctx = Context(rounds=1, quick=True, runner=runner)
     with pytest.raises(ReproduceError, match="no result"):
         run_experiment(EXPERIMENTS["wakeup"], 0, ctx, None, False)
 
@@ -670,8 +670,7 @@ def test_smt_parse_reads_misplaced_fractions_per_class_and_round(tmp_path):
 
 def test_smt_adapter_reports_classes_without_samples(tmp_path):
     smt_files(tmp_path)
-    ctx = Context(rounds=1, quick=True, runner=FakeRunner(tmp_path, SMT_OUTPUT),
-                  build_programs=False)
+    ctx = Context(rounds=1, quick=True, runner=FakeRunner(tmp_path, SMT_OUTPUT))
     ctx.program = lambda name: Path("/bin/true")
     outcome, topologies = run_experiment(EXPERIMENTS["smt-spread"], 0, ctx, "1x2", False)
     assert topologies == ["smt"] and outcome.release == "6.1.192-fake"
@@ -885,7 +884,7 @@ def test_series_adapters_report_missing_classes_and_plot_over_time(tmp_path):
              "POOL_S=4 ALONE_S=2 AFTER_S=2 sh "),
             ("unpin-spread", UNPIN_OUTPUT, "WINDOW_S=5 STEP=0.25 sh ")):
         runner = FakeRunner(tmp_path, output)
-        ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
+        ctx = Context(rounds=1, quick=True, runner=runner)
         ctx.program = lambda prog: Path("/bin/true")
         exp = EXPERIMENTS[name]
         outcome, topologies = run_experiment(exp, 0, ctx, None, False)

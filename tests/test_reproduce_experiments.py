@@ -42,7 +42,7 @@ def marked(mark, runs, files=None, metrics=None):
 
 def run_adapter(tmp_path, name, output, quick=True, programs="/bin/true"):
     runner = FakeRunner(tmp_path, output)
-    ctx = Context(rounds=1, quick=quick, runner=runner, build_programs=False)
+    ctx = Context(rounds=1, quick=quick, runner=runner)
     ctx.program = lambda prog: Path(programs)
     outcome, topologies = run_experiment(EXPERIMENTS[name], 0, ctx, None, False)
     return runner, outcome, topologies

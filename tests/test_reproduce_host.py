@@ -279,7 +279,7 @@ def test_phoronix_adapter_writes_a_valid_document(tmp_path, monkeypatch):
         return [30.0 * factor[cls] + rnd / 10, 100000 * factor[cls] + rnd,
                 2000.0 + rnd]
     runner = FakeHostRunner(tmp_path, lambda cmd: pts_output(cmd, results, values))
-    ctx = Context(rounds=5, quick=False, runner=runner, build_programs=False)
+    ctx = Context(rounds=5, quick=False, runner=runner)
     outcome, topologies = run_experiment(EXPERIMENTS["phoronix"], 0, ctx, None, True)
     assert topologies == ["host"] and outcome.release == "6.1.192-ule"
     assert "batch-benchmark pts/c-ray pts/compress-7zip" in runner.commands[0]
@@ -298,7 +298,7 @@ def test_phoronix_adapter_writes_a_valid_document(tmp_path, monkeypatch):
 def test_phoronix_adapter_refuses_a_guest(tmp_path):
     runner = FakeHostRunner(tmp_path, lambda cmd: "")
     runner.mode = "mttcg"
-    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
+    ctx = Context(rounds=1, quick=True, runner=runner)
     for name in ("phoronix", "nas"):
         with pytest.raises(ReproduceError, match="only on real hardware"):
             EXPERIMENTS[name].run(ctx, "1x2")
@@ -309,7 +309,7 @@ def test_phoronix_without_any_result_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(rh, "pts_result_dirs", lambda: [tmp_path / "none"])
     runner = FakeHostRunner(tmp_path, lambda cmd: "phoronix-test-suite: batch mode is not "
                                                   "configured\n")
-    ctx = Context(rounds=1, quick=True, runner=runner, build_programs=False)
+    ctx = Context(rounds=1, quick=True, runner=runner)
     with pytest.raises(ReproduceError, match="phoronix-test-suite gave no result"):
         run_experiment(EXPERIMENTS["phoronix"], 0, ctx, None, True)
 
@@ -438,7 +438,7 @@ def test_nas_adapter_writes_a_valid_document(tmp_path, monkeypatch):
         name, nclass = binary.split(".")[:2]
         return npb_output(name.upper(), nclass, 10.0 * (1.5 if cls == "cfs" else 1.0) + rnd), 0
     runner = FakeHostRunner(tmp_path, lambda cmd: nas_output(cmd, result))
-    ctx = Context(rounds=5, quick=False, runner=runner, build_programs=False)
+    ctx = Context(rounds=5, quick=False, runner=runner)
     outcome, _ = run_experiment(EXPERIMENTS["nas"], 0, ctx, None, True)
     assert f"OMP_NUM_THREADS={os.cpu_count()} {folder}/ep.S.x" in runner.commands[0]
     assert set(outcome.benches) == {"ep.S", "mg.C"} and not outcome.failures

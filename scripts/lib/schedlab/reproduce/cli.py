@@ -71,7 +71,7 @@ def parser():
                     help="run on this machine, which must run the patched kernel "
                          "(classes switched through /proc/sys/kernel/sched_class)")
     ap.add_argument("--no-build", action="store_true",
-                    help="boot the kernel and guest programs already built in build/")
+                    help="boot the kernel already built in build/ (stale guest programs are rebuilt)")
     ap.add_argument("--reference", action="append", default=[], metavar="NAME",
                     help="also run each experiment that compares classes on reference "
                          "kernel NAME (scripts/reference-kernel --name NAME, e.g. "
@@ -291,7 +291,7 @@ def main(argv=None):
     stop = threading.Event()
     heartbeat = threading.Thread(target=progress.heartbeat, args=(60.0, stop), daemon=True)
     heartbeat.start()
-    ctx = Context(rounds, a.quick, runner, progress, build_programs=not a.no_build,
+    ctx = Context(rounds, a.quick, runner, progress,
                   boots=a.boots, references=references)
     failed, status = [], command.OK
     try:

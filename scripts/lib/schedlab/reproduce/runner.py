@@ -163,7 +163,6 @@ class Context:
     quick: bool
     runner: object
     progress: Progress = None
-    build_programs: bool = True
     boot_estimate: float = 600.0
     boots: int = 1
     classes: tuple = ()             # the classes of the boots under way: the
@@ -171,12 +170,9 @@ class Context:
     references: dict = dataclasses.field(default_factory=dict)   # name: info
 
     def program(self, name):
-        """tools/testing/sched/NAME.c built for the guest; without building,
-        the binary already in build/tools."""
-        if not self.build_programs:
-            path = paths.BUILD / "tools" / name
-            if path.exists():
-                return path
+        """tools/testing/sched/NAME.c built for the guest. Even without
+        building, a binary older than its sources is rebuilt (seconds): a
+        stale one would run without the code the parsers expect."""
         return build.guest_program(name)
 
     def track(self, pattern):
