@@ -53,6 +53,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "metrics.h"
+
 #define MAX_THREADS		1024
 #define MAX_ITERATIONS		10000000L
 #define MAX_CELLS_PER_THREAD	16777216L	/* 128 MiB a grid */
@@ -179,23 +181,16 @@ static double *alloc_grid(void)
 static void metrics_line(long nr_threads, long per_thread, double elapsed_ms, double wait_pct,
 			 double sum)
 {
-	const char *path = getenv("SCHED_TEST_METRICS");
-	FILE *f;
+	FILE *f = metrics_open();
 
-	if (!path || !*path)
+	if (!f)
 		return;
-	f = fopen(path, "a");
-	if (!f) {
-		perror(path);
-		return;
-	}
 	fprintf(f, "{\"name\": \"stencil\", \"threads\": %ld, \"iterations\": %ld",
 		nr_threads, nr_iterations);
 	fprintf(f, ", \"cells\": %ld, \"elapsed_ms\": %.3f, \"wait_pct\": %.1f",
 		per_thread, elapsed_ms, wait_pct);
 	fprintf(f, ", \"checksum\": \"%.6e\"}\n", sum);
-	if (fclose(f))
-		perror(path);
+	metrics_close(f);
 }
 
 int main(int argc, char **argv)

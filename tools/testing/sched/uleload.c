@@ -157,6 +157,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "metrics.h"
+
 /* How long start_threads() holds new threads at the gate (see there). */
 #define SPIN_HOLD_US 500000
 #define POOL_HOLD_US 2000000
@@ -1030,18 +1032,12 @@ static int task_cpu_of(long pid, long tid)
  */
 static void spread_metrics(const long *at, const int *cpus, long done, int n)
 {
-	const char *path = getenv("SCHED_TEST_METRICS");
-	FILE *f;
+	FILE *f = metrics_open();
 	long i;
 	int j;
 
-	if (!path || !*path)
+	if (!f)
 		return;
-	f = fopen(path, "a");
-	if (!f) {
-		perror(path);
-		return;
-	}
 	for (i = 0; i < done; i++) {
 		fprintf(f, "{\"name\": \"spread\", \"t_cs\": %ld, \"cpus\": [", at[i]);
 		for (j = 0; j < n; j++) {
@@ -1052,8 +1048,7 @@ static void spread_metrics(const long *at, const int *cpus, long done, int n)
 		}
 		fprintf(f, "]}\n");
 	}
-	if (fclose(f))
-		perror(path);
+	metrics_close(f);
 }
 
 static int cpuwatch(long pid, long step_ms, long window_ms, const long *tids, int n)

@@ -57,6 +57,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "metrics.h"
+
 #define MAX_MESSAGE_THREADS	1024
 #define MAX_WORKERS_PER_MESSAGE	1024
 #define MAX_WORKERS		4096
@@ -333,22 +335,15 @@ static int die(const char *what, int err)
  */
 static void metrics_line(unsigned long samples, const long *pct, long max_us, long busy)
 {
-	const char *path = getenv("SCHED_TEST_METRICS");
-	FILE *f;
+	FILE *f = metrics_open();
 
-	if (!path || !*path)
+	if (!f)
 		return;
-	f = fopen(path, "a");
-	if (!f) {
-		perror(path);
-		return;
-	}
 	fprintf(f, "{\"name\": \"wakelat\", \"samples\": %lu", samples);
 	fprintf(f, ", \"p50_us\": %ld, \"p90_us\": %ld", pct[0], pct[1]);
 	fprintf(f, ", \"p99_us\": %ld, \"p999_us\": %ld", pct[2], pct[3]);
 	fprintf(f, ", \"max_us\": %ld, \"busy\": %ld}\n", max_us, busy);
-	if (fclose(f))
-		perror(path);
+	metrics_close(f);
 }
 
 int main(int argc, char **argv)
