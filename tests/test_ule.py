@@ -13,7 +13,8 @@ the balance test, which keeps every vCPU busy):
 - class_stress.c: a stress-ng storm and CPU offline/online under load;
 - sanity_checker.sh under sched=ule: the sanity checker finds ULE's
   waiting tasks (the script turns ULE's idle stealing and balancer off);
-- ule_starvation.sh under sched=ule and sched=cfs: 80 mostly-sleeping
+- ule_starvation.c (kselftest harness) under ULE, then CFS switched at
+  run time in the same boot: 80 mostly-sleeping
   threads starve a CPU-bound spinner on ULE (those that run are all
   interactive) but not on CFS ("The Battle of the
   Schedulers: FreeBSD ULE vs. Linux CFS", ATC 2018, section 5.1); then
@@ -22,11 +23,12 @@ the balance test, which keeps every vCPU busy):
   holding its mmap_lock lets a reader of its /proc/PID/maps through while
   the threads keep its CPU busy;
 - smt_spread.sh on the smt preset under ule (booted with sched=ule), then
-  cfs switched at run time (one boot shared with test_bmq.py's bmq_smt.sh,
+  cfs switched at run time (one boot shared with test_bmq.py's and test_muqss.py's SMT tests,
   conftest.smt_boot): 2, 3 and 4 spinners run one per core,
   misplacements repaired by the balancer;
-- ule_balance.sh: spinners spread one per CPU and stay; unpinned from CPU 0
-  they are stolen by the idle CPUs at once, and each run of the periodic
+- ule_balance.c (kselftest harness): spinners spread one per CPU and
+  stay; unpinned from CPU 0 they are stolen by the idle CPUs at once,
+  and each run of the periodic
   balancer moves at most one thread into and out of each CPU (decoded here
   from the event recorder's dump); with two cpuset partitions and idle
   stealing off, the balancer spreads the spinners of each; a balance
@@ -36,6 +38,7 @@ Every test that boots is marked "ule" (the CFS boot too: it is ULE's
 baseline and uses the same kernel); the others check this file's decoding
 on synthetic recordings and run anywhere (-m "not ule")."""
 
+import json
 import re
 from collections import Counter, defaultdict, namedtuple
 from types import SimpleNamespace
@@ -43,7 +46,6 @@ from types import SimpleNamespace
 import pytest
 
 from schedlab import build, paths
-from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
 
@@ -172,12 +174,6 @@ def uleload():
     return build.guest_program("uleload")
 
 
-def run_script(guest, uleload, tmp_path_factory, script, sched, topology="2x4"):
-    out = tmp_path_factory.mktemp(f"{script}-{sched}")
-    return guest(f"sh {GUEST_TESTS}/{script}.sh /tmp/out {uleload}", topology=topology,
-                 cmdline=f"sched={sched}", outdir=out, timeout=TIMEOUT)
-
-
 @pytest.fixture(scope="module")
 def checks_run(class_checks, uleload):
     return class_checks("ule", env=f"ULELOAD={uleload}", timeout=TIMEOUT)
@@ -195,21 +191,39 @@ ULE_METRICS = {
 }
 
 
-@pytest.fixture(scope="module")
-def starvation_ule(guest, uleload, tmp_path_factory):
-    return run_script(guest, uleload, tmp_path_factory, "ule_starvation", "ule")
+STARVATION_MARK = "# ule_starvation under "
 
 
 @pytest.fixture(scope="module")
-def starvation_cfs(guest, uleload, tmp_path_factory):
-    return run_script(guest, uleload, tmp_path_factory, "ule_starvation", "cfs")
+def starvation(guest, uleload, tmp_path_factory):
+    """One 2x4 boot with sched=ule: ule_starvation.c under ULE, then under
+    CFS switched at run time, each with its own metrics file."""
+    out = tmp_path_factory.mktemp("ule_starvation")
+    program = build.guest_program("ule_starvation")
+    parts = [f"echo '{STARVATION_MARK}{cls}'; "
+             + ("" if cls == "ule" else f"echo {cls} >/proc/sys/kernel/sched_class && ")
+             + f"ULELOAD={uleload} SCHED_TEST_METRICS=/tmp/out/{cls}.json {program}"
+             for cls in ("ule", "cfs")]
+    return guest("; ".join(parts), topology="2x4", cmdline="sched=ule", outdir=out,
+                 timeout=TIMEOUT)
+
+
+def starvation_metrics(run, cls):
+    """{name: value} of the pool test under CLS."""
+    lines = (run.outdir / f"{cls}.json").read_text().splitlines()
+    return {m["name"]: m["value"] for m in map(json.loads, lines)
+            if m["test"] == "spinner_starves_behind_an_interactive_pool"}
 
 
 @pytest.fixture(scope="module")
 def balance_run(guest, uleload, tmp_path_factory):
     # One spinner per vCPU: on 8 vCPUs this 2-core host runs the guest 4x
     # slower and one 0.5 s sample took 6 s; 2x2 keeps two NUMA nodes.
-    return run_script(guest, uleload, tmp_path_factory, "ule_balance", "ule", topology="2x2")
+    out = tmp_path_factory.mktemp("ule_balance")
+    program = build.guest_program("ule_balance")
+    return guest(f"ULELOAD={uleload} ULE_BALANCE_OUT=/tmp/out "
+                 f"SCHED_TEST_METRICS=/tmp/out/metrics.json {program}", topology="2x2",
+                 cmdline="sched=ule", outdir=out, timeout=TIMEOUT)
 
 
 @pytest.fixture(scope="module")
@@ -262,19 +276,18 @@ def test_stress_and_hotplug_lose_no_task(guest, class_stress):
 
 @ule
 @pytest.mark.parametrize("sched", ["ule", "cfs"])
-def test_starvation_in_guest(request, sched):
-    res = request.getfixturevalue(f"starvation_{sched}")
-    assert_tap(res.output, f"ule_starvation.sh under sched={sched}")
+def test_starvation_in_guest(starvation, sched):
+    part = starvation.output.partition(f"{STARVATION_MARK}{sched}")[2]
+    assert_tap(part.partition(STARVATION_MARK)[0], f"ule_starvation under {sched}")
 
 
 @ule
-def test_ule_starves_the_spinner_where_cfs_shares(starvation_ule, starvation_cfs):
-    """Across the two boots: the spinner's share under ULE is well below
-    what the same kernel's CFS gives it in the same scenario."""
-    u = key_values(starvation_ule.outdir / "starvation.txt")
-    c = key_values(starvation_cfs.outdir / "starvation.txt")
-    assert (u["class"], c["class"]) == ("ule", "cfs")
-    assert int(u["share_ppm"]) < int(c["share_ppm"]) / 2, (u, c)
+def test_ule_starves_the_spinner_where_cfs_shares(starvation):
+    """In the one boot: the spinner's share under ULE is well below what
+    the same kernel's CFS gives it in the same scenario."""
+    u = starvation_metrics(starvation, "ule")
+    c = starvation_metrics(starvation, "cfs")
+    assert u["share_ppm"] < c["share_ppm"] / 2, (u, c)
 
 
 # -- 3. balancing ------------------------------------------------------------
@@ -296,7 +309,7 @@ def test_smt_spread_one_spinner_per_core(smt_part, sched):
 
 @ule
 def test_balance_in_guest(balance_run):
-    assert_tap(balance_run.output, "ule_balance.sh")
+    assert_tap(balance_run.output, "ule_balance")
 
 
 @ule

@@ -223,15 +223,6 @@ FIXTURE_TEARDOWN(bmq)
 		write_text(GRAN_KNOB, self->gran);
 }
 
-/* A file for a workload's output, in the folder of this test. */
-static const char *out_file(const char *dir, const char *name)
-{
-	static char path[PATH_LEN * 2];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return path;
-}
-
 TEST_F(bmq, kernel_runs_bmq)
 {
 	char *log, *banner;

@@ -300,6 +300,36 @@ static inline int log_last(const char *needle, char *out, size_t len)
 	return last ? 0 : -ENOENT;
 }
 
+/* The first CPU of @cpu's SMT siblings (its core); -1 if unknown. */
+static inline int core_of(int cpu)
+{
+	char path[PATH_LEN], list[64];
+
+	snprintf(path, sizeof(path), CPU_DIR "cpu%d/topology/thread_siblings_list", cpu);
+	return cpu < 0 || read_line(path, list, sizeof(list)) ? -1 : atoi(list);
+}
+
+/* The CPUs of a list such as "0-3,8" in @set; how many. */
+static inline int cpulist(const char *list, cpu_set_t *set)
+{
+	const char *p = list;
+
+	CPU_ZERO(set);
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		while (lo <= hi && lo < CPU_SETSIZE)
+			CPU_SET(lo++, set);
+		p = end + (*end == ',');
+	}
+	return CPU_COUNT(set);
+}
+
 /* Bind this task to CPUs @lo..@hi; 0 or -errno. */
 static inline int bind_range(int pid, int lo, int hi)
 {
@@ -563,28 +593,21 @@ static inline const char *uleload_path(void)
 }
 
 /*
- * Start "uleload ARGS..." (a NULL-terminated list) on CPUs @lo..@hi (@lo
- * negative: anywhere) at @nice, its output to @out (NULL: nowhere).
+ * Start uleload with @argv (argv[0] "uleload") on the CPUs of @set (NULL:
+ * anywhere) at @nice, its output to @out (NULL: nowhere).
  */
-static inline int load(const char *out, int lo, int hi, int nice, ...)
+static inline int load_argv(const char *out, const cpu_set_t *set, int nice,
+			    const char * const *argv)
 {
-	const char *argv[16] = { "uleload" };
-	va_list ap;
-	int argc = 1, pid;
+	int pid = fork();
 
-	va_start(ap, nice);
-	while (argc < 15 && (argv[argc] = va_arg(ap, const char *)))
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	pid = fork();
 	if (pid == 0) {
 		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
 			_exit(126);
-		if (lo >= 0 && bind_range(0, lo, hi))
+		if (set && sched_setaffinity(0, sizeof(*set), set))
 			_exit(126);
 		if (nice && setpriority(PRIO_PROCESS, 0, nice))
 			_exit(126);
@@ -592,6 +615,50 @@ static inline int load(const char *out, int lo, int hi, int nice, ...)
 		_exit(127);
 	}
 	return pid;
+}
+
+#define LOAD_ARGS		16
+
+/* The NULL-terminated arguments of @ap after argv[0], into @argv. */
+static inline void load_collect(const char **argv, va_list ap)
+{
+	int argc = 1;
+
+	while (argc < LOAD_ARGS - 1 && (argv[argc] = va_arg(ap, const char *)))
+		argc++;
+	argv[argc] = NULL;
+}
+
+/*
+ * Start "uleload ARGS..." (a NULL-terminated list) on CPUs @lo..@hi (@lo
+ * negative: anywhere) at @nice, its output to @out (NULL: nowhere).
+ */
+static inline int load(const char *out, int lo, int hi, int nice, ...)
+{
+	const char *argv[LOAD_ARGS] = { "uleload" };
+	cpu_set_t set;
+	va_list ap;
+	int cpu;
+
+	va_start(ap, nice);
+	load_collect(argv, ap);
+	va_end(ap);
+	CPU_ZERO(&set);
+	for (cpu = lo; cpu >= 0 && cpu <= hi; cpu++)
+		CPU_SET(cpu, &set);
+	return load_argv(out, lo >= 0 ? &set : NULL, nice, argv);
+}
+
+/* "uleload ARGS..." on the CPUs of @set, its output to @out. */
+static inline int load_on(const char *out, const cpu_set_t *set, ...)
+{
+	const char *argv[LOAD_ARGS] = { "uleload" };
+	va_list ap;
+
+	va_start(ap, set);
+	load_collect(argv, ap);
+	va_end(ap);
+	return load_argv(out, set, 0, argv);
 }
 
 /* Has the task of /proc/@pid exec'd uleload? Before, its state is our fork's. */
@@ -626,6 +693,37 @@ static inline bool wait_line(const char *file, const char *word, long ms, char *
 		sleep_ms(POLL_MS);
 	} while (now_ms() < end);
 	return false;
+}
+
+/* A file for a workload's output, in the folder of a test. */
+static inline const char *out_file(const char *dir, const char *name)
+{
+	static char path[PATH_LEN * 2];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return path;
+}
+
+/*
+ * Wait up to @ms for uleload's "tids T1 ... TN" line in @file; 0 with
+ * @n of them in @tids, -1 otherwise.
+ */
+static inline int wait_tids(const char *file, long ms, int *tids, int n)
+{
+	char rest[MAX_SPINNERS * 12 + 16], *p = rest, *end;
+	int got = 0;
+
+	if (n > MAX_SPINNERS * 2 || !wait_line(file, "tids", ms, rest, sizeof(rest)))
+		return -1;
+	while (got < n) {
+		long tid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		tids[got++] = tid;
+		p = end;
+	}
+	return got == n ? 0 : -1;
 }
 
 /* How many lines of @file start with @word. */
@@ -875,6 +973,31 @@ static inline int walk_cap_run(int from, int to, long long *capped, long long *u
 }
 
 #include "kselftest_harness.h"
+
+/*
+ * SCHED_TEST_ONLY="FIXTURE[.TEST],...": the tests it names run, every
+ * other one skips in its fixture's setup. 6.1's harness has no -f or -t
+ * filter, and a boot that shares a program between topologies (the smt
+ * preset's BMQ checks) runs only part of it.
+ */
+static inline bool test_wanted(const struct __test_metadata *m)
+{
+	const char *only = getenv("SCHED_TEST_ONLY"), *p;
+	size_t flen = strlen(m->fixture->name), tlen = strlen(m->name);
+
+	if (!only || !*only)
+		return true;
+	for (p = only; *p; p += strcspn(p, ","), p += !!*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len == flen && !strncmp(p, m->fixture->name, flen))
+			return true;
+		if (len == flen + 1 + tlen && !strncmp(p, m->fixture->name, flen) &&
+		    p[flen] == '.' && !strncmp(p + flen + 1, m->name, tlen))
+			return true;
+	}
+	return false;
+}
 
 /*
  * 6.1's harness runs a test's body after its setup skipped it (later

@@ -4,7 +4,7 @@
 # 5.1, Figure 1) under the class the guest runs now: on CPU 1 a CPU-bound
 # "fibo" spinner runs alone for ALONE_S, then beside uleload's pool of 80
 # threads that each run 1 ms and sleep 4 ms for POOL_S, then alone again
-# for AFTER_S: ule_starvation.sh's scenario, which that TAP test checks
+# for AFTER_S: ule_starvation.c's scenario, which that test checks
 # once per boot. The spinner's run time (/proc/PID/schedstat) is sampled
 # every STEP seconds (every 0.1 s while the pool is being set up, so the
 # pool's start is known to about that), and the host turns the samples

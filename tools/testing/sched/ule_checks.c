@@ -180,15 +180,6 @@ FIXTURE(ule) {
 	char out[PATH_LEN];
 };
 
-/* A file for a workload's output, in the folder of this test. */
-static const char *out_file(const char *dir, const char *name)
-{
-	static char path[PATH_LEN * 2];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return path;
-}
-
 /* The value the setup saved of knob @name. */
 static const char *saved(const char (*knobs)[NAME_LEN], const char *name)
 {

@@ -3,7 +3,7 @@
 # Battle of the Schedulers: FreeBSD ULE vs. Linux CFS", ATC 2018, section
 # 6.1, Figure 6) under the class the guest runs now: one spinner per CPU
 # (nproc of them) pinned to CPU 0, then all unpinned at once (uleload
-# spinners on SIGUSR1, as in ule_balance.sh part b, whose TAP test checks
+# spinners on SIGUSR1, as in ule_balance.c's unpinning test, which checks
 # the end state under ULE). Every STEP seconds for WINDOW_S after the
 # unpinning, the CPU each spinner is on (field 39 of its stat: the run
 # queue it waits on, or the CPU it last ran on) is printed; the host
@@ -13,7 +13,7 @@
 #
 # This shell and its sampler stay on CPU 0 with the spinners, so the CPUs
 # that should take them are idle when they are unpinned, and run as
-# realtime tasks, as in ule_balance.sh: a normal one waits behind the
+# realtime tasks, as in ule_balance.c: a normal one waits behind the
 # spinners at each wakeup and samples far less often than asked;
 # realtime, it runs at once and adds nothing to the load the classes
 # balance.
