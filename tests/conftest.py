@@ -122,9 +122,30 @@ def default_boot(guest, class_generic):
 # MuQSS has no balancer: a third or fourth spinner that lands on a busy
 # core's sibling, or one moved there, can stay (muqss.rst), so its part
 # places two spinners only.
-SMT_PARTS = (("ule", "smt_spread.sh {uleload}"), ("cfs", "smt_spread.sh {uleload}"),
-             ("bmq", "bmq_smt.sh /tmp/out {uleload} 2"),
-             ("muqss", "COUNTS=2 REPAIR=0 sh {tests}/smt_spread.sh {uleload}"))
+# bmq_checks' tests of the boot's slice, and the SMT ones.
+BMQ_SMT_ONLY = ("bmq.kernel_runs_bmq,bmq.slice_within_sched_timeslice,"
+                "bmq.rr_interval_is_the_slice,bmq_smt")
+
+
+def bmq_smt_command(slice_ms):
+    """The guest command of bmq_checks' BMQ_SMT_ONLY tests, the booted
+    sched_timeslice= being SLICE_MS."""
+    return (f"ULELOAD={build.guest_program('uleload')} BMQ_SLICE_MS={slice_ms} "
+            f"SCHED_TEST_ONLY={BMQ_SMT_ONLY} {build.guest_program('bmq_checks')}")
+
+
+@pytest.fixture(scope="session")
+def bmq_smt():
+    """command(slice_ms): bmq_smt_command() as a fixture, for test modules."""
+    return bmq_smt_command
+
+
+# (part, class, command): a part's output is under its name.
+SMT_PARTS = (("ule", "ule", "sh {tests}/smt_spread.sh {uleload}"),
+             ("cfs", "cfs", "sh {tests}/smt_spread.sh {uleload}"),
+             ("bmq", "bmq", "{bmq}"),
+             ("muqss", "muqss", "COUNTS=2 REPAIR=0 sh {tests}/smt_spread.sh {uleload}"),
+             ("muqss_smt", "muqss", "SCHED_TEST_ONLY=muqss_smt {muqss_checks}"))
 SMT_MARK = "smt-part"
 
 
@@ -134,27 +155,27 @@ def smt_boot(guest):
     placement tests of ULE, CFS, BMQ and MuQSS: booted with sched=ule, then
     cfs, bmq and muqss through the run-time switch, which moves every
     normal task as a boot with sched= would have placed it. Four boots of
-    8 vCPUs cost about a minute and a half more. sched_timeslice=2 is for bmq_smt.sh. Each part
-    opens with rotated_command()'s marker (schedlab/reproduce/experiments/
-    series.py), printed only once the
-    switch succeeded; (the boot, {class: its output})."""
-    uleload = build.guest_program("uleload")
-    steps = [f"echo {cls} >/proc/sys/kernel/sched_class && echo {SMT_MARK} 1 {cls} && " +
-             (script.format(tests=GUEST_TESTS, uleload=uleload) if " sh " in script else
-              f"sh {GUEST_TESTS}/{script.format(uleload=uleload)}") for cls, script in SMT_PARTS]
+    8 vCPUs cost about a minute and a half more. sched_timeslice=2 is for
+    BMQ's part. Each part opens with rotated_command()'s marker
+    (schedlab/reproduce/experiments/series.py), printed only once the
+    switch succeeded; (the boot, {part: its output})."""
+    programs = {"tests": GUEST_TESTS, "uleload": build.guest_program("uleload"),
+                "bmq": bmq_smt_command(2), "muqss_checks": build.guest_program("muqss_checks")}
+    steps = [f"echo {cls} >/proc/sys/kernel/sched_class && echo {SMT_MARK} 1 {part} && " +
+             script.format(**programs) for part, cls, script in SMT_PARTS]
     res = guest("; ".join(steps), topology="smt", cmdline="sched=ule sched_timeslice=2",
                 timeout=900)
     runs = marked_runs(res.output, SMT_MARK)
-    return res, {cls: "\n".join(lines) for (_, cls), lines in runs.items()}
+    return res, {part: "\n".join(lines) for (_, part), lines in runs.items()}
 
 
 @pytest.fixture
 def smt_part(smt_boot):
-    """part(cls): the output of the smt boot's part under class cls."""
+    """part(name): the output of the smt boot's part NAME (SMT_PARTS)."""
     res, parts = smt_boot
 
-    def part(cls):
-        assert cls in parts, \
-            f"no part under {cls} (the run-time switch failed?):\n{res.output[-3000:]}"
-        return parts[cls]
+    def part(name):
+        assert name in parts, \
+            f"no part {name} (the run-time switch failed?):\n{res.output[-3000:]}"
+        return parts[name]
     return part

@@ -12,8 +12,8 @@
   kicks, no balancing between busy CPUs (Project C's behaviour, pinned),
   a waiting task's place kept across affinity changes, two cpuset
   partitions; its measurements arrive as JSON lines;
-- bmq_smt.sh on the smt preset with sched_timeslice=2: the 2 ms slice
-  (sched_rr_get_interval() not 0),
+- bmq_checks.c's bmq_smt tests on the smt preset with sched_timeslice=2,
+  with its slice tests (the 2 ms slice, sched_rr_get_interval() not 0):
   spinners placed on different cores and moved apart by the SMT active
   balance; and on 2x2x2, where that balance moves spinners to idle cores
   of another LLC;
@@ -22,10 +22,11 @@
 The selftest comparison with CFS is in test_selftests.py and the run-time
 switch in test_sched_select.py."""
 
+import re
+
 import pytest
 
 from schedlab import build
-from schedlab.paths import GUEST_TESTS
 from schedlab.tap import assert_ok as assert_tap
 
 
@@ -66,25 +67,35 @@ def test_boot_messages(checks_run):
     assert "sched: sched_timeslice=3: want 2 or 4 (ms), keeping 4" in log
 
 
+def assert_smt_checks(output, what):
+    """bmq_checks passed, and every test SCHED_TEST_ONLY named ran."""
+    tap = assert_tap(output, what)
+    ran = {p.name for p in tap.top() if not p.skipped}
+    want = {"bmq.kernel_runs_bmq", "bmq.slice_within_sched_timeslice",
+            "bmq.rr_interval_is_the_slice"}
+    assert want <= ran and len([n for n in ran if n.startswith("bmq_smt.")]) == 3, ran
+
+
 @bmq
 def test_smt_placement_and_active_balance(smt_boot, smt_part):
-    """bmq_smt.sh in the shared smt boot (conftest.smt_boot), switched to
-    bmq at run time, sched_timeslice=2 on the command line."""
-    assert_tap(smt_part("bmq"), "bmq_smt.sh")
+    """bmq_checks' slice and SMT tests in the shared smt boot
+    (conftest.smt_boot), switched to bmq at run time, sched_timeslice=2
+    on the command line."""
+    assert_smt_checks(smt_part("bmq"), "bmq_checks' SMT tests")
     assert not [l for l in smt_boot[0].kernel_log() if "want 2 or 4" in l]
 
 
 @bmq
-def test_smt_active_balance_beyond_the_llc(guest, uleload, tmp_path_factory):
-    """bmq_smt.sh on 2x2x2 (two nodes, each one LLC of two SMT cores): the
-    four spinners allowed on the first LLC's cores reach the other LLC's
-    idle cores through the SMT active balance, as Project C's looks at
-    every online CPU (point 4)."""
+def test_smt_active_balance_beyond_the_llc(guest, bmq_smt, tmp_path_factory):
+    """bmq_checks' slice and SMT tests on 2x2x2 (two nodes, each one LLC
+    of two SMT cores): the four spinners allowed on the first LLC's cores
+    reach the other LLC's idle cores through the SMT active balance, as
+    Project C's looks at every online CPU."""
     out = tmp_path_factory.mktemp("bmq-llc2")
-    run = guest(f"sh {GUEST_TESTS}/bmq_smt.sh /tmp/out {uleload} 4", topology="2x2x2",
-                cmdline="sched=bmq", outdir=out, timeout=TIMEOUT)
-    assert_tap(run.output, "bmq_smt.sh")
-    assert "active balance moves out of the LLC" in run.output
+    run = guest(bmq_smt(4), topology="2x2x2", cmdline="sched=bmq", outdir=out,
+                timeout=TIMEOUT)
+    assert_smt_checks(run.output, "bmq_checks' SMT tests")
+    assert re.search(r"[1-9]\d* active balance moves out of the LLC", run.output), run.output
 
 
 @bmq

@@ -200,6 +200,8 @@ FIXTURE_SETUP(bmq)
 {
 	char cls[NAME_LEN];
 
+	if (!test_wanted(_metadata))
+		SKIP(return, "not in SCHED_TEST_ONLY");
 	if (!original() && (read_line(CLASS_SYSCTL, cls, sizeof(cls)) || strcmp(cls, "bmq")))
 		SKIP(return, "normal tasks are not on bmq, nor is this Project C's kernel");
 	if (online_cpus() < BMQ_CPUS)
@@ -1119,6 +1121,227 @@ TEST_F_TIMEOUT(bmq, affinity_flips_keep_a_waiting_tasks_turn, 60)
 	EXPECT_TRUE(total > 0 && ms[2] * 100 / total >= 20);
 }
 
+/* Did tasks @a and @b run last on different cores? Their CPUs in @where. */
+static bool apart(int a, int b, char *where, size_t len)
+{
+	int ca = last_cpu(a), cb = last_cpu(b);
+
+	snprintf(where, len, "CPUs %d and %d (cores %d and %d)", ca, cb, core_of(ca),
+		 core_of(cb));
+	return ca >= 0 && cb >= 0 && core_of(ca) != core_of(cb);
+}
+
+#define SMT_SAMPLES		3
+#define SMT_SAMPLE_MS		500
+#define SMT_PART_MS		3000
+#define SPREAD_STEP_MS		100
+#define SPREAD_MS		5000
+#define SPREAD_LAST		10	/* samples: the last second */
+#define SPREAD_APART_MIN	8
+#define FOUR			4
+#define LLC_LIST		CPU_DIR "cpu0/cache/index3/shared_cpu_list"
+
+/*
+ * BMQ on an SMT topology (the smt preset, 4 cores x 2 threads; 2x2x2 for
+ * an LLC per node): where spinners go and how the SMT active balance
+ * parts siblings. The slice the boot gave is the bmq fixture's check.
+ */
+FIXTURE(bmq_smt) {
+	struct kids kids;
+	char out[PATH_LEN];
+};
+
+FIXTURE_SETUP(bmq_smt)
+{
+	char cls[NAME_LEN], list[64];
+	cpu_set_t set;
+
+	if (!test_wanted(_metadata))
+		SKIP(return, "not in SCHED_TEST_ONLY");
+	if (!original() && (read_line(CLASS_SYSCTL, cls, sizeof(cls)) || strcmp(cls, "bmq")))
+		SKIP(return, "normal tasks are not on bmq, nor is this Project C's kernel");
+	if (read_line(CPU_DIR "cpu0/topology/thread_siblings_list", list, sizeof(list)) ||
+	    cpulist(list, &set) < 2)
+		SKIP(return, "CPU 0 has no SMT sibling: these checks want the smt preset");
+	if (access(uleload_path(), X_OK))
+		SKIP(return, "no uleload at %.200s (ULELOAD=)", uleload_path());
+	snprintf(self->out, sizeof(self->out), "/tmp/bmq_smt.%d", (int)getpid());
+	ASSERT_EQ(0, mkdir(self->out, 0755));
+	ASSERT_EQ(0, trace_ready());
+}
+
+FIXTURE_TEARDOWN(bmq_smt)
+{
+	stop_all(&self->kids);
+	migrations(false);
+}
+
+/* Two spinners started on an idle machine: placement prefers an idle core. */
+TEST_F(bmq_smt, spinners_on_an_idle_machine_take_different_cores)
+{
+	int a, b, same = 0, i;
+	char where[96];
+
+	if (setup_skipped(_metadata))
+		return;
+	a = track(&self->kids, load(NULL, -1, -1, 0, "spinner", "30", NULL));
+	ASSERT_LT(0, a);
+	sleep_ms(300);
+	b = track(&self->kids, load(NULL, -1, -1, 0, "spinner", "30", NULL));
+	ASSERT_LT(0, b);
+	sleep_ms(1000);
+	for (i = 0; i < SMT_SAMPLES; i++) {
+		same += !apart(a, b, where, sizeof(where));
+		TH_LOG("sample %d: %s", i + 1, where);
+		sleep_ms(SMT_SAMPLE_MS);
+	}
+	EXPECT_EQ(0, same);
+}
+
+/*
+ * Two spinners bound to the two threads of CPU 0's core, then allowed
+ * every CPU: neither waits, so only the SMT active balance can part them
+ * (task_migrate reason=active_balance).
+ */
+TEST_F_TIMEOUT(bmq_smt, siblings_spinners_part_after_unpinning, 60)
+{
+	char list[64], where[96], line[1024];
+	int a, b, t0, t1;
+	long start, took;
+	cpu_set_t set;
+	FILE *f;
+
+	if (setup_skipped(_metadata))
+		return;
+	ASSERT_EQ(0, read_line(CPU_DIR "cpu0/topology/thread_siblings_list", list,
+			       sizeof(list)));
+	ASSERT_LE(2, cpulist(list, &set));
+	for (t0 = 0; !CPU_ISSET(t0, &set); t0++)
+		;
+	for (t1 = t0 + 1; !CPU_ISSET(t1, &set); t1++)
+		;
+	migrations(true);
+	a = track(&self->kids, load(NULL, t0, t0, 0, "spinner", "30", NULL));
+	b = track(&self->kids, load(NULL, t1, t1, 0, "spinner", "30", NULL));
+	ASSERT_LT(0, a);
+	ASSERT_LT(0, b);
+	sleep_ms(1000);
+	if (apart(a, b, where, sizeof(where)))
+		TH_LOG("not on one core before unpinning: %s", where);
+	ASSERT_EQ(0, bind_range(a, 0, online_cpus() - 1));
+	ASSERT_EQ(0, bind_range(b, 0, online_cpus() - 1));
+	start = now_ms();
+	while (!apart(a, b, where, sizeof(where)) && now_ms() - start < SMT_PART_MS)
+		sleep_ms(POLL_MS);
+	took = now_ms() - start;
+	migrations(false);
+	TH_LOG("after %ld ms: %s", took, where);
+	f = fopen(TRACE_DIR "trace", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "task_migrate: ") && strstr(line, "reason=active_balance"))
+			TH_LOG("%.*s", (int)strcspn(line, "\n"), line);
+	if (f)
+		fclose(f);
+	EXPECT_TRUE(apart(a, b, where, sizeof(where))) TH_LOG("within %d ms", SMT_PART_MS);
+}
+
+/*
+ * Four spinning threads allowed on the first two cores of CPU 0's LLC,
+ * then every CPU at once: one per core in most of the last second of a
+ * 5 s window. With two or more LLCs (2x2x2) the idle cores are in another
+ * one, and the active balance must move a spinner there: Project C looks
+ * at every online CPU, not only the LLC.
+ */
+TEST_F_TIMEOUT(bmq_smt, four_spinners_spread_one_per_core, 60)
+{
+	const char *four_out = out_file(self->out, "four.txt");
+	int tids[FOUR], at[SPREAD_MS / SPREAD_STEP_MS + 1][FOUR];
+	int ncpu = online_cpus(), cores[2], n = 0, samples = 0, good = 0, moved = 0, pid, i, j;
+	char list[64], line[1024];
+	cpu_set_t llc, pinned, core;
+	bool one_llc;
+	FILE *f;
+
+	if (setup_skipped(_metadata))
+		return;
+	if (read_line(LLC_LIST, list, sizeof(list)))
+		snprintf(list, sizeof(list), "0-%d", ncpu - 1);
+	cpulist(list, &llc);
+	one_llc = CPU_COUNT(&llc) == ncpu;
+	for (i = 0; i < ncpu && n < 2; i++)
+		if (CPU_ISSET(i, &llc) && core_of(i) == i)
+			cores[n++] = i;
+	ASSERT_EQ(2, n);
+	CPU_ZERO(&pinned);
+	for (i = 0; i < n; i++) {
+		char path[PATH_LEN];
+
+		snprintf(path, sizeof(path), CPU_DIR "cpu%d/topology/thread_siblings_list",
+			 cores[i]);
+		ASSERT_EQ(0, read_line(path, list, sizeof(list)));
+		cpulist(list, &core);
+		CPU_OR(&pinned, &pinned, &core);
+	}
+	TH_LOG("LLC of CPU 0: %d CPUs of %d; spinners allowed on cores %d and %d",
+	       CPU_COUNT(&llc), ncpu, cores[0], cores[1]);
+	pid = track(&self->kids, load_on(four_out, &pinned, "spinners", "4", "30", NULL));
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, wait_tids(four_out, 5000, tids, FOUR));
+	sleep_ms(1500);
+	/* Sample from the last CPU, away from the spinners. */
+	ASSERT_EQ(0, bind_cpu(0, ncpu - 1));
+	migrations(true);
+	ASSERT_EQ(0, kill(pid, SIGUSR1));
+	for (samples = 0; samples <= SPREAD_MS / SPREAD_STEP_MS; samples++) {
+		sleep_ms(SPREAD_STEP_MS);
+		for (j = 0; j < FOUR; j++) {
+			char path[PATH_LEN], buf[1024];
+			const char *cpu;
+
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tids[j]);
+			cpu = read_line(path, buf, sizeof(buf)) ? NULL : stat_field(buf, STAT_CPU);
+			at[samples][j] = cpu ? atoi(cpu) : -1;
+		}
+	}
+	migrations(false);
+	for (i = samples - SPREAD_LAST; i < samples; i++) {
+		int seen[FOUR], k;
+		bool ok = true;
+
+		for (j = 0; j < FOUR && ok; j++) {
+			seen[j] = core_of(at[i][j]);
+			for (k = 0; k < j; k++)
+				ok &= seen[j] >= 0 && seen[k] != seen[j];
+		}
+		good += ok;
+		metric("four_spinners_spread_one_per_core", "apart", ok, "sample");
+	}
+	/*
+	 * Moves of the spinners out of that LLC by the active balance: none
+	 * while it looked only inside it (idle pulls may still take a spinner
+	 * a kernel thread preempted). Project C's event has no reason.
+	 */
+	f = fopen(TRACE_DIR "trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		int src, dst;
+
+		if (!strstr(line, "comm=uleload ") || !strstr(line, "reason=active_balance"))
+			continue;
+		src = trace_field(line, "src");
+		dst = trace_field(line, "dst");
+		moved += src >= 0 && dst >= 0 && CPU_ISSET(src, &llc) && !CPU_ISSET(dst, &llc);
+	}
+	if (f)
+		fclose(f);
+	i = samples - 1;
+	TH_LOG("one per core in %d of the last %d samples (last on CPUs %d %d %d %d)",
+	       good, SPREAD_LAST, at[i][0], at[i][1], at[i][2], at[i][3]);
+	TH_LOG("%d active balance moves out of the LLC", moved);
+	EXPECT_LE(SPREAD_APART_MIN, good);
+	if (!one_llc && !original())
+		EXPECT_LE(1, moved);
+}
+
 FIXTURE(partitions) {
 	int made;
 };
@@ -1127,6 +1350,8 @@ FIXTURE_SETUP(partitions)
 {
 	char cls[NAME_LEN];
 
+	if (!test_wanted(_metadata))
+		SKIP(return, "not in SCHED_TEST_ONLY");
 	if (!original() && (read_line(CLASS_SYSCTL, cls, sizeof(cls)) || strcmp(cls, "bmq")))
 		SKIP(return, "normal tasks are not on bmq");
 	ASSERT_EQ(0, partitions_make(online_cpus()));
