@@ -1159,6 +1159,48 @@ def test_quick_run_of_every_experiment_in_the_guest(debug_kernel, tmp_path, cls)
         assert f"## {name}:" in report
 
 
+def test_docs_pages_are_written_from_the_newest_runs_and_again_from_themselves(tmp_path):
+    """reproduce docs: a page per experiment (the newest run across the
+    folders), its JSON and figure beside it, and an index; given its own
+    output it writes the same pages again. docutils reads each page
+    without a warning."""
+    from docutils.core import publish_doctree
+    old, new, out = tmp_path / "old", tmp_path / "new", tmp_path / "results"
+    first, second = synthetic(ule_factor=1.0, seed=4), synthetic(ule_factor=1.5, seed=5)
+    first["metadata"]["date"] = "2026-01-01T00:00:00+00:00"
+    second["metadata"]["date"] = "2026-02-01T00:00:00+00:00"
+    save(second, new)
+    save(first, old)
+    save(synthetic(name="smt-spread"), old)
+    proc = script("docs", str(old), str(new), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "index.rst", "smt-spread.json", "smt-spread.png", "smt-spread.rst",
+        "wakeup.json", "wakeup.png", "wakeup.rst"]
+    assert json.loads((out / "wakeup.json").read_text())["metadata"]["date"] == \
+        second["metadata"]["date"]
+    page = (out / "wakeup.rst").read_text()
+    assert "scripts/reproduce docs" in page and ".. image:: wakeup.png" in page
+    assert "ule vs cfs" in page and "hackbench" in page
+    assert "; command: scripts/reproduce." in page
+    for name in ("wakeup.rst", "smt-spread.rst", "index.rst"):
+        warnings = io.StringIO()
+        publish_doctree((out / name).read_text(),
+                        settings_overrides={"warning_stream": warnings, "report_level": 2})
+        assert not warnings.getvalue(), (name, warnings.getvalue())
+    assert "- `smt-spread <smt-spread.rst>`__\n- `wakeup <wakeup.rst>`__\n" in \
+        (out / "index.rst").read_text()
+    again = script("docs", str(out), "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert (out / "wakeup.rst").read_text() == page
+
+
+def test_docs_refuses_a_folder_without_results(tmp_path):
+    proc = script("docs", str(tmp_path))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 \
+        and "is not a result folder" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("key,value", [("metadata", None), ("runs", None), ("schema", 99)])
 def test_compare_and_spread_refuse_a_malformed_document(tmp_path, key, value):
     """A document that validate() faults (without metadata, without runs,

@@ -1,6 +1,6 @@
 """scripts/reproduce's command line: the arguments and their checks,
 --list, the run of every experiment named (each written, plotted and
-checked as it ends), and the compare and spread subcommands."""
+checked as it ends), and the compare, spread and docs subcommands."""
 
 import argparse
 import importlib.util
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import build, command, paths, reference, stats, vm
 from .compare import compare, spread
+from .docs import write_docs
 from .document import check_png, document, load_folder, validate
 from .experiments import EXPERIMENTS
 from .metadata import config_hash, metadata, result_dir
@@ -28,7 +29,8 @@ def parser():
                  "its metadata, report.md and a PNG per experiment. "
                  "'reproduce compare A B' puts two result folders side by side; "
                  "'reproduce spread FOLDER...' compares the spread of runs made in "
-                 "different QEMU modes.",
+                 "different QEMU modes; 'reproduce docs FOLDER...' writes the "
+                 "project's result pages (docs/results) from result folders.",
                  epilog="Experiments: see --list. Name some, or give --all for every\n"
                  "experiment that runs in a guest (hours: --list gives each one's\n"
                  "estimate). docs/reproduction.rst has the details.\n\n"
@@ -244,6 +246,34 @@ def main_spread(argv):
     return 0
 
 
+def docs_parser():
+    ap = command.Parser(prog="reproduce docs",
+                 description="The project's result pages: for the newest run of each "
+                             "experiment in the result folders, its page, JSON and "
+                             "figure in OUT, and OUT/index.rst. Given OUT itself, it "
+                             "writes the pages again from the runs kept there.")
+    ap.add_argument("folders", type=Path, nargs="+", metavar="FOLDER",
+                    help="result folder of scripts/reproduce")
+    ap.add_argument("--out", type=Path, default=paths.REPO / "docs" / "results",
+                    metavar="DIR", help="where the pages go (default: docs/results)")
+    return ap
+
+
+def main_docs(argv):
+    a = docs_parser().parse_args(argv)
+    for folder in a.folders:
+        problem = folder_problem(folder)
+        if problem:
+            print(f"reproduce docs: {problem}", file=sys.stderr)
+            return 2
+    if a.out.exists() and not a.out.is_dir():
+        print(f"reproduce docs: --out {a.out} exists and is not a folder", file=sys.stderr)
+        return 2
+    for page in write_docs(a.folders, a.out):
+        print(page)
+    return 0
+
+
 def main(argv=None):
     """scripts/reproduce; returns the exit status: command.USAGE for bad
     arguments, command.GUEST when a guest did not finish an experiment,
@@ -253,6 +283,8 @@ def main(argv=None):
         return main_compare(argv[1:])
     if argv[:1] == ["spread"]:
         return main_spread(argv[1:])
+    if argv[:1] == ["docs"]:
+        return main_docs(argv[1:])
     a = parser().parse_args(argv)
     if a.list:
         print(list_text())

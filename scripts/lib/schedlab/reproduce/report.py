@@ -52,15 +52,15 @@ def describe_vs(stat, neutral=1.0):
     return f"{median} ({interval}{rounds}): {stat['verdict']}"
 
 
-def table(doc, summary=None):
-    """Markdown table of one experiment: median per variant and each other
-    variant against the base with its interval and verdict."""
+def table_rows(doc, summary=None):
+    """(heads, rows) of one experiment's table: median per variant and each
+    other variant against the base with its interval and verdict."""
     summary = summary or summarise(doc)
     variants, base = doc["variants"], doc["base"]
     others = [v for v in variants if v != base]
     heads = ["benchmark", "unit"] + variants + ["compared as"] + \
         [f"{v} vs {base_of(doc, v)}" for v in others]
-    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    rows = []
     for name, entry in summary.items():
         cells = [name, entry["unit"]]
         cells += [fmt(entry["variants"][v]["median"]) if v in entry["variants"] else "-"
@@ -69,39 +69,58 @@ def table(doc, summary=None):
         neutral = 1.0 if entry["compare"] == "ratio" else 0.0
         cells += [describe_vs(entry["vs_base"][v], neutral) if v in entry["vs_base"] else "-"
                   for v in others]
-        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(cells)
+    return heads, rows
+
+
+def table(doc, summary=None):
+    """Markdown table of one experiment (table_rows())."""
+    heads, rows = table_rows(doc, summary)
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     return "\n".join(lines)
 
 
-def report_section(doc):
-    """One experiment's part of report.md."""
+def section(doc):
+    """What one experiment's part of a report says: its title, the
+    paragraphs before its table, the notes after it and its figure."""
     meta = doc["metadata"]
     topo = meta["topology"] if isinstance(meta["topology"], str) else ", ".join(meta["topology"])
     how = "this machine (--host)" if meta["qemu_mode"] == "host" else \
         f"QEMU {meta['qemu_mode']}, topology {topo}"
-    lines = [f"## {doc['experiment']}: {doc['title']}", "",
-             f"Reproduces: {doc['seed']}.", "",
-             f"Published shape: {doc['published']}", "",
-             f"Run: {meta['rounds']} round(s)"
-             + (f" in {meta['boots']} boots" if meta.get("boots", 1) > 1 else "")
-             + f"{' (--quick)' if meta.get('quick') else ''} "
-             f"on {how}; kernel {meta['kernel_release'] or 'unknown'}, config "
-             f"{meta['config']} (sha256 {str(meta['config_sha256'])[:12]}); "
-             f"classes {', '.join(meta['classes'])}"
-             + (f"; features {', '.join(meta['features'])}" if meta["features"] else "")
-             + ("; our kernel set " + ", ".join(f"{k}={v}" for k, v in meta["sysctls"].items())
-                + " (as the reference's original)" if meta.get("sysctls") else "")
-             + ".", "", table(doc), ""]
+    run = (f"Run: {meta['rounds']} round(s)"
+           + (f" in {meta['boots']} boots" if meta.get("boots", 1) > 1 else "")
+           + f"{' (--quick)' if meta.get('quick') else ''} "
+           f"on {how}; kernel {meta['kernel_release'] or 'unknown'}, config "
+           f"{meta['config']} (sha256 {str(meta['config_sha256'])[:12]}); "
+           f"classes {', '.join(meta['classes'])}"
+           + (f"; features {', '.join(meta['features'])}" if meta["features"] else "")
+           + ("; our kernel set " + ", ".join(f"{k}={v}" for k, v in meta["sysctls"].items())
+              + " (as the reference's original)" if meta.get("sysctls") else "")
+           + ".")
+    notes = []
     if doc["failures"]:
-        lines += [f"Failed runs, left out: {len(doc['failures'])} "
-                  f"({'; '.join(str(f) for f in doc['failures'][:5])}).", ""]
+        notes.append(f"Failed runs, left out: {len(doc['failures'])} "
+                     f"({'; '.join(str(f) for f in doc['failures'][:5])}).")
     for flag, meaning in RUN_FLAGS:
         flagged = flag_counts(doc, flag)
         if flagged:
-            lines += [meaning + ": " + "; ".join(f"{b}: {v} {n} of {total} rounds"
-                                                 for (b, v), (n, total) in flagged.items())
-                      + ".", ""]
-    lines += [f"![{doc['experiment']}]({doc['experiment']}.png)", ""]
+            notes.append(meaning + ": " + "; ".join(f"{b}: {v} {n} of {total} rounds"
+                                                    for (b, v), (n, total) in flagged.items())
+                         + ".")
+    return {"title": f"{doc['experiment']}: {doc['title']}",
+            "paragraphs": [f"Reproduces: {doc['seed']}.",
+                           f"Published shape: {doc['published']}", run],
+            "notes": notes, "figure": f"{doc['experiment']}.png"}
+
+
+def report_section(doc):
+    """One experiment's part of report.md."""
+    part = section(doc)
+    lines = [f"## {part['title']}", ""]
+    for text in part["paragraphs"] + [table(doc)] + part["notes"]:
+        lines += [text, ""]
+    lines += [f"![{doc['experiment']}]({part['figure']})", ""]
     return "\n".join(lines)
 
 
