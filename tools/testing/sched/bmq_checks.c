@@ -1294,14 +1294,8 @@ TEST_F_TIMEOUT(bmq_smt, four_spinners_spread_one_per_core, 60)
 	ASSERT_EQ(0, kill(pid, SIGUSR1));
 	for (samples = 0; samples <= SPREAD_MS / SPREAD_STEP_MS; samples++) {
 		sleep_ms(SPREAD_STEP_MS);
-		for (j = 0; j < FOUR; j++) {
-			char path[PATH_LEN], buf[1024];
-			const char *cpu;
-
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tids[j]);
-			cpu = read_line(path, buf, sizeof(buf)) ? NULL : stat_field(buf, STAT_CPU);
-			at[samples][j] = cpu ? atoi(cpu) : -1;
-		}
+		for (j = 0; j < FOUR; j++)
+			at[samples][j] = thread_cpu(pid, tids[j]);
 	}
 	migrations(false);
 	for (i = samples - SPREAD_LAST; i < samples; i++) {

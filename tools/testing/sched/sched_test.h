@@ -205,16 +205,40 @@ static inline long long runtime_ns(int pid)
 	return ms < 0 ? -1 : (long long)(ms * 1e6);
 }
 
+/* Run time and run-queue wait of task @pid (of its thread @tid if not 0), ns. */
+static inline int task_schedstat(int pid, int tid, long long *run, long long *wait)
+{
+	char path[PATH_LEN], buf[128];
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	if (read_line(path, buf, sizeof(buf)) || sscanf(buf, "%lld %lld", run, wait) != 2)
+		return -1;
+	return 0;
+}
+
 /* How long task @pid waited runnable, in ns (schedstat); -1 when gone. */
 static inline long long run_delay_ns(int pid)
 {
-	char path[PATH_LEN], buf[128];
 	long long run, delay;
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
-	if (read_line(path, buf, sizeof(buf)) || sscanf(buf, "%lld %lld", &run, &delay) != 2)
-		return -1;
-	return delay;
+	return task_schedstat(pid, 0, &run, &delay) ? -1 : delay;
+}
+
+/* The CPU thread @tid of @pid last ran on (@pid 0: @tid as a process); -1 if gone. */
+static inline int thread_cpu(int pid, int tid)
+{
+	char path[PATH_LEN], buf[1024];
+	const char *field;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	field = read_line(path, buf, sizeof(buf)) ? NULL : stat_field(buf, STAT_CPU);
+	return field ? atoi(field) : -1;
 }
 
 #define MAX_TASKS		16384

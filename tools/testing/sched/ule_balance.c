@@ -112,15 +112,7 @@ static int cpus_of(int pid, const int *tids, int n, int *cpus, char *text, size_
 
 	text[0] = '\0';
 	for (i = 0; i < n; i++) {
-		char path[PATH_LEN], buf[1024];
-		const char *field;
-
-		if (pid)
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tids[i]);
-		else
-			snprintf(path, sizeof(path), "/proc/%d/stat", tids[i]);
-		field = read_line(path, buf, sizeof(buf)) ? NULL : stat_field(buf, STAT_CPU);
-		cpus[i] = field ? atoi(field) : -1;
+		cpus[i] = thread_cpu(pid, tids[i]);
 		if (cpus[i] >= 0 && cpus[i] < MAX_CPUS && !seen[cpus[i]]) {
 			seen[cpus[i]] = true;
 			distinct++;

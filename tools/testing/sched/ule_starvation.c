@@ -87,20 +87,6 @@ FIXTURE_TEARDOWN(starve)
 		write_text(WATCHDOG_KNOB, self->watchdog);
 }
 
-/* Run time and run-queue wait of task @pid (of @pid's @tid if not 0), ns. */
-static int task_schedstat(int pid, int tid, long long *run, long long *wait)
-{
-	char path[PATH_LEN], buf[128];
-
-	if (tid)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
-	if (read_line(path, buf, sizeof(buf)) || sscanf(buf, "%lld %lld", run, wait) != 2)
-		return -1;
-	return 0;
-}
-
 /* A task's CPU share over a window: mark it, then measure it. */
 struct share {
 	int pid;
